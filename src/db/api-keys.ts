@@ -1,0 +1,98 @@
+// Queries on api_keys and the wire mapping shared by GET /key and the keys API.
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { KeyUsageSnapshot, UsageFigures } from "../billing/ledger";
+import { microsToUsd, microsToUsdOrNull } from "../lib/money";
+import type { ApiKey } from "../schemas/keys";
+import type { KeyRow } from "./auth-records";
+import { type Db, tables } from "./client";
+
+const { apiKeys, creditGrants } = tables;
+
+const ZERO: UsageFigures = { total: 0, daily: 0, weekly: 0, monthly: 0 };
+
+export function limitRemainingMicros(key: KeyRow, snapshot: KeyUsageSnapshot | undefined): number | null {
+  if (key.limitMicros == null) return null;
+  const pick = (f: UsageFigures) => (key.limitReset ? f[key.limitReset] : f.total);
+  const usage = snapshot ? pick(snapshot.usage) + (key.includeByokInLimit ? pick(snapshot.byok) : 0) : 0;
+  return Math.max(0, key.limitMicros - usage);
+}
+
+export function usageWire(snapshot: KeyUsageSnapshot | undefined) {
+  const u = snapshot?.usage ?? ZERO;
+  const b = snapshot?.byok ?? ZERO;
+  return {
+    usage: microsToUsd(u.total),
+    usage_daily: microsToUsd(u.daily),
+    usage_weekly: microsToUsd(u.weekly),
+    usage_monthly: microsToUsd(u.monthly),
+    byok_usage: microsToUsd(b.total),
+    byok_usage_daily: microsToUsd(b.daily),
+    byok_usage_weekly: microsToUsd(b.weekly),
+    byok_usage_monthly: microsToUsd(b.monthly),
+  };
+}
+
+export function capWire(key: KeyRow, snapshot: KeyUsageSnapshot | undefined) {
+  return {
+    limit: microsToUsdOrNull(key.limitMicros),
+    limit_remaining: microsToUsdOrNull(limitRemainingMicros(key, snapshot)),
+    limit_reset: key.limitReset,
+    include_byok_in_limit: key.includeByokInLimit,
+  };
+}
+
+export function apiKeyToWire(key: KeyRow, snapshot: KeyUsageSnapshot | undefined): ApiKey {
+  return {
+    hash: key.hash,
+    name: key.name,
+    label: key.label,
+    disabled: key.disabled,
+    ...capWire(key, snapshot),
+    ...usageWire(snapshot),
+    allowed_data_regions: key.allowedDataRegions as ApiKey["allowed_data_regions"],
+    is_management_key: key.isManagement,
+    is_provisioning_key: key.isProvisioning,
+    is_free_tier: key.isFreeTier,
+    creator_user_id: key.creatorUserId,
+    external_user: key.externalUser,
+    expires_at: key.expiresAt,
+    workspace_id: key.workspaceId,
+    created_at: key.createdAt,
+    updated_at: key.updatedAt,
+  };
+}
+
+export async function creditsPurchasedMicros(db: Db, accountId: string): Promise<number> {
+  const row = await db
+    .select({ total: sql<number>`COALESCE(SUM(${creditGrants.amountMicros}), 0)` })
+    .from(creditGrants)
+    .where(eq(creditGrants.accountId, accountId))
+    .get();
+  return row?.total ?? 0;
+}
+
+export function findAccountKey(db: Db, accountId: string, hash: string) {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, accountId), eq(apiKeys.hash, hash)))
+    .get();
+}
+
+export function listAccountKeys(
+  db: Db,
+  accountId: string,
+  opts: { includeDisabled: boolean; offset: number; workspaceId?: string },
+) {
+  const filters = [eq(apiKeys.accountId, accountId)];
+  if (!opts.includeDisabled) filters.push(eq(apiKeys.disabled, false));
+  if (opts.workspaceId) filters.push(eq(apiKeys.workspaceId, opts.workspaceId));
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(...filters))
+    .orderBy(desc(apiKeys.createdAt), apiKeys.hash)
+    .limit(100)
+    .offset(opts.offset)
+    .all();
+}

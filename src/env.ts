@@ -1,0 +1,24 @@
+// Worker bindings and per-request context variables, typed once for the whole app.
+import type { DataRegion } from "../regions";
+import type { Ledger } from "./billing/ledger";
+import type { AuthContext } from "./middleware/auth";
+import type { VideoJob } from "./videos/job";
+
+export interface Bindings {
+  DB: D1Database;
+  LEDGER: DurableObjectNamespace<Ledger>;
+  VIDEO_JOBS: DurableObjectNamespace<VideoJob>;
+  ABUSE_LIMITER?: RateLimit;
+  REGION: DataRegion;
+  /** JSON {"<version>": "<base64 32-byte key>"}; the highest version encrypts new secrets. */
+  BYOK_MASTER_KEYS?: string;
+  /** JSON {"<provider slug>": "<platform API key>"}. */
+  PROVIDER_KEYS?: string;
+}
+
+export interface Variables {
+  requestId: string;
+  auth: AuthContext;
+}
+
+export type AppEnv = { Bindings: Bindings; Variables: Variables };

@@ -1,0 +1,15 @@
+// Money is integer micro-dollars inside the gateway; USD numbers exist only at the wire.
+
+export const MICROS_PER_USD = 1_000_000;
+
+export function usdToMicros(usd: number): number {
+  return Math.round(usd * MICROS_PER_USD);
+}
+
+export function microsToUsd(micros: number): number {
+  return micros / MICROS_PER_USD;
+}
+
+export function microsToUsdOrNull(micros: number | null | undefined): number | null {
+  return micros == null ? null : microsToUsd(micros);
+}

@@ -1,0 +1,53 @@
+// Routers share one validation hook, so every zod failure becomes a 400 envelope naming the field.
+import { OpenAPIHono, type z } from "@hono/zod-openapi";
+import type { AppEnv } from "../env";
+import { ErrorEnvelopeSchema } from "../schemas/common";
+import { badRequest } from "./errors";
+
+const TARGET_NAMES: Record<string, string> = {
+  json: "body",
+  query: "query",
+  param: "path",
+  header: "header",
+};
+
+export function describeZodError(target: string, error: z.ZodError): string {
+  const where = TARGET_NAMES[target] ?? target;
+  const issues = error.issues.slice(0, 5).map((issue) => {
+    const path = issue.path.length ? `${where}.${issue.path.map(String).join(".")}` : where;
+    return `${path}: ${issue.message}`;
+  });
+  return `Invalid request: ${issues.join("; ")}`;
+}
+
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        throw badRequest(describeZodError(result.target, result.error), {
+          issues: result.error.issues
+            .slice(0, 20)
+            .map((i) => ({ path: i.path.map(String), message: i.message })),
+        });
+      }
+    },
+  });
+}
+
+/** The error responses a route lists, each with the envelope schema. */
+export function errorResponses(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((s) => [
+      s,
+      { description: `Error ${s}`, content: { "application/json": { schema: ErrorEnvelopeSchema } } },
+    ]),
+  );
+}
+
+export function jsonContent<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return { required: true, content: { "application/json": { schema } } };
+}

@@ -1,0 +1,67 @@
+// Bearer-key authentication: hash the key, find its record (isolate cache, then D1), check it is usable.
+import { createMiddleware } from "hono/factory";
+import { type AccountRow, type KeyRow, loadAuthRecords, type WorkspaceRow } from "../db/auth-records";
+import { getDb } from "../db/client";
+import type { AppEnv } from "../env";
+import { type EffectivePolicy, effectivePolicy, type GuardrailRow } from "../guardrails/policy";
+import { ApiError, MANAGEMENT_ONLY_MESSAGE, unauthorized } from "../lib/errors";
+import { sha256Hex, timingSafeEqual } from "../lib/hash";
+
+export interface AuthContext {
+  key: KeyRow;
+  account: AccountRow;
+  workspace: WorkspaceRow | null;
+  guardrails: GuardrailRow[];
+  policy: EffectivePolicy;
+}
+
+/**
+ * Key records live in the isolate for at most this long, so a revoked, disabled or re-scoped key
+ * stops working everywhere within it. Mutations made through this isolate clear it at once.
+ */
+export const AUTH_CACHE_TTL_MS = 30_000;
+/** Unknown keys are remembered briefly so a flood of bad keys does not become a flood of D1 reads. */
+const NEGATIVE_TTL_MS = 10_000;
+const MAX_ENTRIES = 10_000;
+
+const cache = new Map<string, { value: AuthContext | null; expires: number }>();
+
+export function invalidateAuthCache(): void {
+  cache.clear();
+}
+
+const TOKEN_PATTERN = /^[A-Za-z0-9._~+/=-]{16,256}$/;
+
+async function resolve(db: D1Database, hash: string): Promise<AuthContext | null> {
+  const hit = cache.get(hash);
+  const now = Date.now();
+  if (hit && hit.expires > now) return hit.value;
+  const records = await loadAuthRecords(getDb(db), hash);
+  const value = records && { ...records, policy: effectivePolicy(records.guardrails) };
+  if (cache.size >= MAX_ENTRIES) cache.clear();
+  cache.set(hash, { value, expires: now + (value ? AUTH_CACHE_TTL_MS : NEGATIVE_TTL_MS) });
+  return value;
+}
+
+export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
+  const header = c.req.header("Authorization");
+  if (!header) throw unauthorized("Missing Authorization header; send 'Authorization: Bearer <API key>'");
+  const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+  if (!match || !TOKEN_PATTERN.test(match[1]!)) {
+    throw unauthorized("Malformed Authorization header; expected 'Bearer <API key>'");
+  }
+  const hash = await sha256Hex(match[1]!);
+  const auth = await resolve(c.env.DB, hash);
+  if (!auth || !timingSafeEqual(auth.key.hash, hash)) throw unauthorized("Invalid API key");
+  if (auth.key.disabled) throw unauthorized("This API key is disabled");
+  if (auth.key.expiresAt && Date.parse(auth.key.expiresAt) <= Date.now()) {
+    throw unauthorized("This API key has expired");
+  }
+  c.set("auth", auth);
+  await next();
+});
+
+export const requireManagementKey = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.get("auth").key.isManagement) throw new ApiError(403, MANAGEMENT_ONLY_MESSAGE);
+  await next();
+});

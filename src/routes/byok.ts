@@ -1,0 +1,4 @@
+// BYOK routes.
+import { createRouter } from "../lib/openapi";
+
+export const byokRoutes = createRouter();

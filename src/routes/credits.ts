@@ -1,0 +1,4 @@
+// Credits routes.
+import { createRouter } from "../lib/openapi";
+
+export const creditsRoutes = createRouter();

@@ -1,0 +1,4 @@
+// Embeddings routes.
+import { createRouter } from "../lib/openapi";
+
+export const embeddingsRoutes = createRouter();

@@ -1,0 +1,4 @@
+// Guardrails routes.
+import { createRouter } from "../lib/openapi";
+
+export const guardrailsRoutes = createRouter();

@@ -1,0 +1,59 @@
+// GET /key: information on the API key that authenticated the request.
+import { createRoute, z } from "@hono/zod-openapi";
+import { freeDailyCeiling } from "../billing/limits";
+import { ledgerFor, readKeyUsage } from "../billing/usage";
+import { capWire, creditsPurchasedMicros, usageWire } from "../db/api-keys";
+import { getDb } from "../db/client";
+import { createRouter, errorResponses, jsonContent } from "../lib/openapi";
+import { CurrentKeySchema } from "../schemas/keys";
+
+const route = createRoute({
+  method: "get",
+  path: "/key",
+  tags: ["API keys"],
+  summary: "Current API key information",
+  security: [{ bearer: [] }],
+  responses: {
+    200: jsonContent(z.object({ data: CurrentKeySchema }), "The key's settings, usage and limits"),
+    ...errorResponses(401, 500),
+  },
+});
+
+export const keyRoutes = createRouter().openapi(route, async (c) => {
+  const { key, account } = c.get("auth");
+  const [usage, purchased, freeUsed] = await Promise.all([
+    readKeyUsage(c.env, account.id, [key.hash]),
+    creditsPurchasedMicros(getDb(c.env.DB), account.id),
+    ledgerFor(c.env, account.id).freeRequestsToday(),
+  ]);
+  const snapshot = usage[key.hash];
+  const ceiling = freeDailyCeiling(purchased);
+  return c.json(
+    {
+      data: {
+        label: key.label,
+        allowed_data_regions: key.allowedDataRegions as ("global" | "europe" | "us")[],
+        creator_user_id: key.creatorUserId,
+        expires_at: key.expiresAt,
+        ...capWire(key, snapshot),
+        ...usageWire(snapshot),
+        is_free_tier: key.isFreeTier,
+        is_management_key: key.isManagement,
+        is_provisioning_key: key.isProvisioning,
+        free_model_daily_requests: {
+          limit: ceiling,
+          remaining: Math.max(0, ceiling - freeUsed),
+          used: freeUsed,
+        },
+        rate_limit: {
+          interval: "10s",
+          requests: -1,
+          note: "Deprecated: rate limits are reported on 429 responses",
+        },
+        workspace_id: key.workspaceId,
+        organization_id: account.id,
+      },
+    },
+    200,
+  );
+});

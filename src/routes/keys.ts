@@ -1,0 +1,189 @@
+// The keys API (management keys): create, list, read, update and delete API keys of the account.
+import { createRoute, z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { DATA_REGIONS } from "../../regions";
+import { readKeyUsage } from "../billing/usage";
+import { apiKeyToWire, findAccountKey, listAccountKeys } from "../db/api-keys";
+import { getDb, tables } from "../db/client";
+import { newApiKey } from "../lib/api-keys";
+import { badRequest, notFound } from "../lib/errors";
+import { usdToMicros } from "../lib/money";
+import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { nowIso, toIso } from "../lib/time";
+import { invalidateAuthCache, requireManagementKey } from "../middleware/auth";
+import {
+  ApiKeySchema,
+  CreateKeyBodySchema,
+  KeyHashParamSchema,
+  ListKeysQuerySchema,
+  UpdateKeyBodySchema,
+} from "../schemas/keys";
+
+const { apiKeys, workspaces, users, guardrailKeyAssignments } = tables;
+const common = { tags: ["API keys"], security: [{ bearer: [] }], middleware: requireManagementKey };
+
+const createKey = createRoute({
+  ...common,
+  method: "post",
+  path: "/keys",
+  summary: "Create an API key (the plaintext key is returned only here)",
+  request: { body: jsonBody(CreateKeyBodySchema) },
+  responses: {
+    201: jsonContent(z.object({ data: ApiKeySchema, key: z.string() }), "The new key"),
+    ...errorResponses(400, 401, 403, 404, 500),
+  },
+});
+
+const listKeys = createRoute({
+  ...common,
+  method: "get",
+  path: "/keys",
+  summary: "List the account's API keys",
+  request: { query: ListKeysQuerySchema },
+  responses: {
+    200: jsonContent(z.object({ data: z.array(ApiKeySchema) }), "Keys, newest first, 100 per page"),
+    ...errorResponses(400, 401, 403, 500),
+  },
+});
+
+const getKey = createRoute({
+  ...common,
+  method: "get",
+  path: "/keys/{hash}",
+  summary: "Get an API key by hash",
+  request: { params: KeyHashParamSchema },
+  responses: {
+    200: jsonContent(z.object({ data: ApiKeySchema }), "The key"),
+    ...errorResponses(400, 401, 403, 404, 500),
+  },
+});
+
+const updateKey = createRoute({
+  ...common,
+  method: "patch",
+  path: "/keys/{hash}",
+  summary: "Update an API key",
+  request: { params: KeyHashParamSchema, body: jsonBody(UpdateKeyBodySchema) },
+  responses: {
+    200: jsonContent(z.object({ data: ApiKeySchema }), "The updated key"),
+    ...errorResponses(400, 401, 403, 404, 500),
+  },
+});
+
+const deleteKey = createRoute({
+  ...common,
+  method: "delete",
+  path: "/keys/{hash}",
+  summary: "Delete an API key",
+  request: { params: KeyHashParamSchema },
+  responses: {
+    200: jsonContent(z.object({ deleted: z.literal(true) }), "Deleted"),
+    ...errorResponses(400, 401, 403, 404, 500),
+  },
+});
+
+export const keysRoutes = createRouter()
+  .openapi(createKey, async (c) => {
+    const body = c.req.valid("json");
+    const { account, key: caller } = c.get("auth");
+    const db = getDb(c.env.DB);
+    const workspaceId = body.workspace_id ?? caller.workspaceId;
+    const workspace = await db
+      .select({ id: workspaces.id })
+      .from(workspaces)
+      .where(and(eq(workspaces.id, workspaceId), eq(workspaces.accountId, account.id)))
+      .get();
+    if (!workspace) throw notFound(`Workspace '${workspaceId}' not found`);
+    if (body.creator_user_id) {
+      const user = await db
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.id, body.creator_user_id), eq(users.accountId, account.id)))
+        .get();
+      if (!user) throw badRequest(`creator_user_id '${body.creator_user_id}' is not a user of this account`);
+    }
+    const { key, hash, label } = await newApiKey();
+    const now = nowIso();
+    const row = await db
+      .insert(apiKeys)
+      .values({
+        hash,
+        label,
+        accountId: account.id,
+        workspaceId,
+        name: body.name,
+        limitMicros: body.limit == null ? null : usdToMicros(body.limit),
+        limitReset: body.limit_reset ?? null,
+        includeByokInLimit: body.include_byok_in_limit ?? false,
+        expiresAt: toIso(body.expires_at),
+        allowedDataRegions: body.allowed_data_regions ?? [...DATA_REGIONS],
+        creatorUserId: body.creator_user_id ?? caller.creatorUserId,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get();
+    return c.json({ data: apiKeyToWire(row, undefined), key }, 201);
+  })
+  .openapi(listKeys, async (c) => {
+    const q = c.req.valid("query");
+    const { account } = c.get("auth");
+    const rows = await listAccountKeys(getDb(c.env.DB), account.id, {
+      includeDisabled: q.include_disabled,
+      offset: q.offset,
+      workspaceId: q.workspace_id,
+    });
+    const usage = await readKeyUsage(
+      c.env,
+      account.id,
+      rows.map((r) => r.hash),
+    );
+    return c.json({ data: rows.map((r) => apiKeyToWire(r, usage[r.hash])) }, 200);
+  })
+  .openapi(getKey, async (c) => {
+    const { hash } = c.req.valid("param");
+    const { account } = c.get("auth");
+    const row = await findAccountKey(getDb(c.env.DB), account.id, hash);
+    if (!row) throw notFound("API key not found");
+    const usage = await readKeyUsage(c.env, account.id, [hash]);
+    return c.json({ data: apiKeyToWire(row, usage[hash]) }, 200);
+  })
+  .openapi(updateKey, async (c) => {
+    const { hash } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const { account } = c.get("auth");
+    const db = getDb(c.env.DB);
+    const row = await db
+      .update(apiKeys)
+      .set({
+        name: body.name,
+        disabled: body.disabled,
+        limitMicros:
+          body.limit === undefined ? undefined : body.limit === null ? null : usdToMicros(body.limit),
+        limitReset: body.limit_reset,
+        includeByokInLimit: body.include_byok_in_limit,
+        expiresAt: body.expires_at === undefined ? undefined : toIso(body.expires_at),
+        allowedDataRegions: body.allowed_data_regions,
+        updatedAt: nowIso(),
+      })
+      .where(and(eq(apiKeys.accountId, account.id), eq(apiKeys.hash, hash)))
+      .returning()
+      .get();
+    if (!row) throw notFound("API key not found");
+    invalidateAuthCache();
+    const usage = await readKeyUsage(c.env, account.id, [hash]);
+    return c.json({ data: apiKeyToWire(row, usage[hash]) }, 200);
+  })
+  .openapi(deleteKey, async (c) => {
+    const { hash } = c.req.valid("param");
+    const { account } = c.get("auth");
+    const db = getDb(c.env.DB);
+    const deleted = await db
+      .delete(apiKeys)
+      .where(and(eq(apiKeys.accountId, account.id), eq(apiKeys.hash, hash)))
+      .returning({ hash: apiKeys.hash });
+    if (deleted.length === 0) throw notFound("API key not found");
+    await db.delete(guardrailKeyAssignments).where(eq(guardrailKeyAssignments.keyHash, hash));
+    invalidateAuthCache();
+    return c.json({ deleted: true as const }, 200);
+  });

@@ -1,0 +1,4 @@
+// Models routes.
+import { createRouter } from "../lib/openapi";
+
+export const modelsRoutes = createRouter();

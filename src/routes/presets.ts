@@ -1,0 +1,4 @@
+// Presets routes.
+import { createRouter } from "../lib/openapi";
+
+export const presetsRoutes = createRouter();

@@ -1,0 +1,4 @@
+// Text-to-speech routes.
+import { createRouter } from "../lib/openapi";
+
+export const speechRoutes = createRouter();

@@ -1,0 +1,4 @@
+// Video generation routes.
+import { createRouter } from "../lib/openapi";
+
+export const videosRoutes = createRouter();
