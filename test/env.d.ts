@@ -1,6 +1,11 @@
-// Test-only bindings added in vitest.config.ts.
-declare namespace Cloudflare {
-  interface Env extends import("../src/env").Bindings {
-    TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+// Test-only bindings added in vitest.config.ts, on top of the Worker's own.
+import type { D1Migration } from "cloudflare:test";
+import type { Bindings } from "../src/env";
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends Bindings {
+      TEST_MIGRATIONS: D1Migration[];
+    }
   }
 }
