@@ -1,0 +1,79 @@
+// `npm start[:region]`: migrate and seed the local D1 state, then serve one regional deployment locally.
+// Every region shares the same local state (.wrangler/state), so a key works on any ingress.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { accountSql, applyMigrations, creditsSql, executeSql, keySql, newKey, quiet } from "./lib/d1.mjs";
+
+const region = process.argv[2] ?? "global";
+const record = JSON.parse(readFileSync(new URL(`../regions/${region}.json`, import.meta.url), "utf8"));
+const port = Number(process.env.PORT ?? record.localPort);
+
+// Fixed ids make seeding idempotent: running npm start again changes nothing.
+const DEV = {
+  accountId: "acct_dev",
+  workspaceId: "00000000-0000-4000-8000-000000000001",
+  userId: "user_dev",
+  name: "Local developer",
+  email: "dev@localhost",
+};
+
+function devKeys() {
+  const file = ".dev/keys.json";
+  const saved = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
+  const keys = {
+    managementKey: process.env.DEV_MANAGEMENT_KEY ?? saved.managementKey ?? newKey(),
+    apiKey: process.env.DEV_API_KEY ?? saved.apiKey ?? newKey(),
+  };
+  mkdirSync(".dev", { recursive: true });
+  writeFileSync(file, `${JSON.stringify(keys, null, 2)}\n`);
+  return keys;
+}
+
+/** Local secrets: a random BYOK master key, generated once and kept out of git. */
+function devVars() {
+  if (existsSync(".dev.vars")) return;
+  const key = randomBytes(32).toString("base64");
+  writeFileSync(".dev.vars", `BYOK_MASTER_KEYS={"1":"${key}"}\nPROVIDER_KEYS={}\n`);
+}
+
+applyMigrations();
+const keys = devKeys();
+executeSql([
+  ...accountSql(DEV),
+  creditsSql({ grantId: "grant_dev_initial", accountId: DEV.accountId, usd: 100, note: "dev seed" }),
+  keySql({ ...DEV, key: keys.managementKey, name: "dev management", management: true }),
+  keySql({ ...DEV, key: keys.apiKey, name: "dev api", management: false }),
+]);
+if (existsSync("scripts/catalog.mjs")) {
+  const { status } = await import("node:child_process").then(({ spawnSync }) =>
+    spawnSync(process.execPath, ["scripts/catalog.mjs", "--local"], { stdio: "inherit", env: quiet }),
+  );
+  if (status !== 0) process.exit(status ?? 1);
+}
+devVars();
+
+const base = `http://127.0.0.1:${port}/api/v1`;
+console.log(`
+Gateway (${region}) on ${base}
+  management key: ${keys.managementKey}
+  api key:        ${keys.apiKey}
+  (saved in .dev/keys.json)
+
+  curl ${base}/key -H "Authorization: Bearer ${keys.apiKey}"
+`);
+
+const args = [
+  "wrangler",
+  "dev",
+  "--ip",
+  "127.0.0.1",
+  "--port",
+  String(port),
+  "--inspector-port",
+  String(port + 1000),
+];
+if (record.wranglerEnv) args.push("--env", record.wranglerEnv);
+const child = spawn("npx", args, { stdio: "inherit", env: quiet });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+child.on("exit", (code) => process.exit(code ?? 0));
