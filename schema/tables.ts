@@ -44,6 +44,9 @@ export const workspaces = sqliteTable(
     videoWebhookUrl: text("video_webhook_url"),
     /** Webhook signing secret (`whsec_...`), AES-GCM ciphertext under the master key. */
     webhookSecretCiphertext: text("webhook_secret_ciphertext"),
+    /** The secret replaced by the last rotation; deliveries are signed with both for a grace period. */
+    webhookSecretPreviousCiphertext: text("webhook_secret_previous_ciphertext"),
+    webhookSecretRotatedAt: text("webhook_secret_rotated_at"),
     deletedAt: text("deleted_at"),
     createdAt: createdAt(),
   },
@@ -313,12 +316,16 @@ export const videoJobs = sqliteTable(
   (t) => [uniqueIndex("video_jobs_idempotency").on(t.keyHash, t.idempotencyKey)],
 );
 
-export const webhookDeliveries = sqliteTable("webhook_deliveries", {
-  id: text("id").primaryKey(),
-  jobId: text("job_id").notNull(),
-  webhookId: text("webhook_id").notNull(),
-  attempt: integer("attempt").notNull(),
-  statusCode: integer("status_code"),
-  error: text("error"),
-  createdAt: createdAt(),
-});
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    jobId: text("job_id").notNull(),
+    webhookId: text("webhook_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("webhook_deliveries_job").on(t.jobId, t.attempt)],
+);

@@ -238,6 +238,7 @@ CREATE TABLE `webhook_deliveries` (
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
 );
 --> statement-breakpoint
+CREATE INDEX `webhook_deliveries_job` ON `webhook_deliveries` (`job_id`,`attempt`);--> statement-breakpoint
 CREATE TABLE `workspaces` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -246,6 +247,8 @@ CREATE TABLE `workspaces` (
 	`default_guardrail_id` text NOT NULL,
 	`video_webhook_url` text,
 	`webhook_secret_ciphertext` text,
+	`webhook_secret_previous_ciphertext` text,
+	`webhook_secret_rotated_at` text,
 	`deleted_at` text,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
 );
