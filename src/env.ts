@@ -14,6 +14,8 @@ export interface Bindings {
   BYOK_MASTER_KEYS?: string;
   /** JSON {"<provider slug>": "<platform API key>"}. */
   PROVIDER_KEYS?: string;
+  /** JSON overrides of the free-model limits: {per_minute, per_day, per_day_high_tier, tier_threshold_usd}. */
+  FREE_MODEL_LIMITS?: string;
 }
 
 export interface Variables {

@@ -1,77 +1,116 @@
 // The ledger Durable Object: one per account, the single truth for money and counters across regions.
 import { DurableObject } from "cloudflare:workers";
+import { creditsPurchasedMicros } from "../db/api-keys";
+import { getDb } from "../db/client";
 import type { Bindings } from "../env";
-import { type Window, windowStart } from "./windows";
+import {
+  type AdmitCommand,
+  type AdmitOutcome,
+  type KeyUsage,
+  LedgerCore,
+  type SettleCommand,
+  type SettleResult,
+} from "./accounting";
+import { freeLimitsFrom } from "./limits";
+import { SqlLedgerStore } from "./sql-store";
 
-export interface UsageFigures {
-  total: number;
-  daily: number;
-  weekly: number;
-  monthly: number;
-}
+/**
+ * The ledger's copy of credits purchased (D1 `credit_grants`) is re-read when older than this, and
+ * whenever a reservation would otherwise fail for lack of balance, so a purchase is seen at once by
+ * a request that needs it and by every other request within this time.
+ */
+export const PURCHASED_STALENESS_MS = 60_000;
+/** With no open reservation left, the alarm still runs this often while settled ids await pruning. */
+const PRUNE_EVERY_MS = 86_400_000;
 
-export interface KeyUsageSnapshot {
-  /** Micro-dollars spent on credits. */
-  usage: UsageFigures;
-  /** Micro-dollars spent through BYOK credentials. */
-  byok: UsageFigures;
+export interface LedgerStatus {
+  keys: Record<string, KeyUsage>;
+  freeModelDaily: { limit: number; used: number; remaining: number };
+  /** Micro-dollars: all-time purchased, settled spend, open reservations, purchased - spent - reserved. */
+  account: { purchased: number; spent: number; reserved: number; balance: number };
 }
 
 export class Ledger extends DurableObject<Bindings> {
-  private readonly sql: SqlStorage;
+  private readonly store: SqlLedgerStore;
+  private readonly core: LedgerCore;
+  private alarmAt: number | null = null;
+  private refreshing: Promise<void> | null = null;
+  /** The time source; tests replace it to cross window boundaries. */
+  clock: () => number = () => Date.now();
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
-    this.sql = ctx.storage.sql;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS charges (
-      generation_id TEXT PRIMARY KEY,
-      key_hash TEXT NOT NULL,
-      amount_micros INTEGER NOT NULL,
-      is_byok INTEGER NOT NULL,
-      at INTEGER NOT NULL
-    )`);
-    this.sql.exec("CREATE INDEX IF NOT EXISTS charges_key_at ON charges(key_hash, at)");
-    this.sql.exec(
-      "CREATE TABLE IF NOT EXISTS free_requests (day INTEGER PRIMARY KEY, used INTEGER NOT NULL)",
-    );
+    this.store = new SqlLedgerStore(ctx.storage.sql);
+    this.core = new LedgerCore(this.store, freeLimitsFrom(env.FREE_MODEL_LIMITS));
+    void ctx.blockConcurrencyWhile(async () => {
+      this.alarmAt = await ctx.storage.getAlarm();
+    });
   }
 
-  /** Free-model requests admitted today (UTC) for this account. */
-  async freeRequestsToday(now = Date.now()): Promise<number> {
-    const row = this.sql
-      .exec<{ used: number }>("SELECT used FROM free_requests WHERE day = ?", windowStart("daily", now))
-      .toArray()[0];
-    return row?.used ?? 0;
-  }
-
-  /** Usage of each key: totals and the current daily, weekly and monthly windows. */
-  async keyUsage(keyHashes: string[], now = Date.now()): Promise<Record<string, KeyUsageSnapshot>> {
-    const starts: Record<Window, number> = {
-      daily: windowStart("daily", now),
-      weekly: windowStart("weekly", now),
-      monthly: windowStart("monthly", now),
-    };
-    const out: Record<string, KeyUsageSnapshot> = {};
-    for (const hash of keyHashes) {
-      const figures = (byok: number): UsageFigures => {
-        const row = this.sql
-          .exec<{ total: number; daily: number; weekly: number; monthly: number }>(
-            `SELECT COALESCE(SUM(amount_micros),0) AS total,
-                    COALESCE(SUM(CASE WHEN at >= ? THEN amount_micros END),0) AS daily,
-                    COALESCE(SUM(CASE WHEN at >= ? THEN amount_micros END),0) AS weekly,
-                    COALESCE(SUM(CASE WHEN at >= ? THEN amount_micros END),0) AS monthly
-             FROM charges WHERE key_hash = ? AND is_byok = ?`,
-            starts.daily,
-            starts.weekly,
-            starts.monthly,
-            hash,
-            byok,
-          )
-          .one();
-        return row;
-      };
-      out[hash] = { usage: figures(0), byok: figures(1) };
+  /** Admission: limits checked and worst-case cost reserved in one synchronous (atomic) step. */
+  async admit(accountId: string, cmd: AdmitCommand): Promise<AdmitOutcome> {
+    if (this.isStale()) await this.refreshPurchased(accountId);
+    let outcome = this.core.admit(cmd, this.clock());
+    if (!outcome.ok && outcome.rejection.reason === "balance") {
+      // Credits may have been bought since the copy was read: look once more before refusing.
+      await this.refreshPurchased(accountId);
+      outcome = this.core.admit(cmd, this.clock());
     }
-    return out;
+    if (outcome.ok) this.scheduleReclaim();
+    return outcome;
+  }
+
+  async settle(cmd: SettleCommand): Promise<SettleResult> {
+    return this.core.settle(cmd, this.clock());
+  }
+
+  /** Usage of any number of keys, the free-model daily counter and the account figures. */
+  async status(accountId: string, keyHashes: string[]): Promise<LedgerStatus> {
+    if (this.isStale()) await this.refreshPurchased(accountId);
+    const now = this.clock();
+    const keys: Record<string, KeyUsage> = {};
+    for (const hash of keyHashes) keys[hash] = this.core.keyUsage(hash, now);
+    const { purchased, spent, reserved, balance } = this.core.account();
+    return {
+      keys,
+      freeModelDaily: this.core.freeDaily(now),
+      account: { purchased, spent, reserved, balance },
+    };
+  }
+
+  /** Account figures with credits purchased read from D1 now (GET /credits). */
+  async credits(accountId: string): Promise<LedgerStatus["account"]> {
+    await this.refreshPurchased(accountId);
+    const { purchased, spent, reserved, balance } = this.core.account();
+    return { purchased, spent, reserved, balance };
+  }
+
+  override async alarm(): Promise<void> {
+    const now = this.clock();
+    this.core.reclaim(now);
+    const next = this.store.nextExpiry() ?? (this.store.hasSettled() ? now + PRUNE_EVERY_MS : null);
+    this.alarmAt = next;
+    if (next != null) await this.ctx.storage.setAlarm(Math.max(next, now + 1));
+  }
+
+  private isStale(): boolean {
+    return this.clock() - this.store.account().purchasedReadAt > PURCHASED_STALENESS_MS;
+  }
+
+  /** One D1 read, shared by every request waiting on it. */
+  private refreshPurchased(accountId: string): Promise<void> {
+    this.refreshing ??= creditsPurchasedMicros(getDb(this.env.DB), accountId)
+      .then((total) => this.core.setPurchased(total, this.clock()))
+      .finally(() => {
+        this.refreshing = null;
+      });
+    return this.refreshing;
+  }
+
+  private scheduleReclaim(): void {
+    const next = this.store.nextExpiry();
+    if (next == null || (this.alarmAt != null && this.alarmAt <= next)) return;
+    this.alarmAt = next;
+    void this.ctx.storage.setAlarm(next);
   }
 }

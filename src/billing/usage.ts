@@ -1,6 +1,7 @@
-// Reads key usage from the account's ledger: one Durable Object call for any number of keys.
+// Reads from the account's ledger for the management and key routes: one Durable Object call for any number of keys.
 import type { Bindings } from "../env";
-import type { KeyUsageSnapshot } from "./ledger";
+import type { KeyUsage } from "./accounting";
+import type { LedgerStatus } from "./ledger";
 
 export function ledgerFor(env: Bindings, accountId: string) {
   return env.LEDGER.get(env.LEDGER.idFromName(accountId));
@@ -10,7 +11,16 @@ export async function readKeyUsage(
   env: Bindings,
   accountId: string,
   keyHashes: string[],
-): Promise<Record<string, KeyUsageSnapshot>> {
+): Promise<Record<string, KeyUsage>> {
   if (keyHashes.length === 0) return {};
-  return ledgerFor(env, accountId).keyUsage(keyHashes);
+  return (await readLedgerStatus(env, accountId, keyHashes)).keys;
+}
+
+/** Key usage, the free-model daily counter and the account's money figures, live. */
+export async function readLedgerStatus(
+  env: Bindings,
+  accountId: string,
+  keyHashes: string[],
+): Promise<LedgerStatus> {
+  return ledgerFor(env, accountId).status(accountId, keyHashes);
 }

@@ -1,6 +1,6 @@
 // Queries on api_keys and the wire mapping shared by GET /key and the keys API.
 import { and, desc, eq, sql } from "drizzle-orm";
-import type { KeyUsageSnapshot, UsageFigures } from "../billing/ledger";
+import type { KeyUsage } from "../billing/accounting";
 import { microsToUsd, microsToUsdOrNull } from "../lib/money";
 import type { ApiKey } from "../schemas/keys";
 import type { KeyRow } from "./auth-records";
@@ -8,16 +8,22 @@ import { type Db, tables } from "./client";
 
 const { apiKeys, creditGrants } = tables;
 
-const ZERO: UsageFigures = { total: 0, daily: 0, weekly: 0, monthly: 0 };
+const ZERO = { total: 0, daily: 0, weekly: 0, monthly: 0 };
 
-export function limitRemainingMicros(key: KeyRow, snapshot: KeyUsageSnapshot | undefined): number | null {
+/** Credit left under the key's cap: the limit minus spend in the current window and open reservations. */
+export function limitRemainingMicros(key: KeyRow, snapshot: KeyUsage | undefined): number | null {
   if (key.limitMicros == null) return null;
-  const pick = (f: UsageFigures) => (key.limitReset ? f[key.limitReset] : f.total);
-  const usage = snapshot ? pick(snapshot.usage) + (key.includeByokInLimit ? pick(snapshot.byok) : 0) : 0;
-  return Math.max(0, key.limitMicros - usage);
+  if (!snapshot) return key.limitMicros;
+  const window = key.limitReset;
+  const pick = (f: KeyUsage["usage"]) => (window ? f[window] : f.total);
+  const used =
+    pick(snapshot.usage) +
+    snapshot.reserved.credits +
+    (key.includeByokInLimit ? pick(snapshot.byok) + snapshot.reserved.byok : 0);
+  return Math.max(0, key.limitMicros - used);
 }
 
-export function usageWire(snapshot: KeyUsageSnapshot | undefined) {
+export function usageWire(snapshot: KeyUsage | undefined) {
   const u = snapshot?.usage ?? ZERO;
   const b = snapshot?.byok ?? ZERO;
   return {
@@ -32,7 +38,7 @@ export function usageWire(snapshot: KeyUsageSnapshot | undefined) {
   };
 }
 
-export function capWire(key: KeyRow, snapshot: KeyUsageSnapshot | undefined) {
+export function capWire(key: KeyRow, snapshot: KeyUsage | undefined) {
   return {
     limit: microsToUsdOrNull(key.limitMicros),
     limit_remaining: microsToUsdOrNull(limitRemainingMicros(key, snapshot)),
@@ -41,7 +47,7 @@ export function capWire(key: KeyRow, snapshot: KeyUsageSnapshot | undefined) {
   };
 }
 
-export function apiKeyToWire(key: KeyRow, snapshot: KeyUsageSnapshot | undefined): ApiKey {
+export function apiKeyToWire(key: KeyRow, snapshot: KeyUsage | undefined): ApiKey {
   return {
     hash: key.hash,
     name: key.name,

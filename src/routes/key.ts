@@ -1,9 +1,7 @@
 // GET /key: information on the API key that authenticated the request.
 import { createRoute, z } from "@hono/zod-openapi";
-import { freeDailyCeiling } from "../billing/limits";
-import { ledgerFor, readKeyUsage } from "../billing/usage";
-import { capWire, creditsPurchasedMicros, usageWire } from "../db/api-keys";
-import { getDb } from "../db/client";
+import { readLedgerStatus } from "../billing/usage";
+import { capWire, usageWire } from "../db/api-keys";
 import { createRouter, errorResponses, jsonContent } from "../lib/openapi";
 import { CurrentKeySchema } from "../schemas/keys";
 
@@ -21,13 +19,8 @@ const route = createRoute({
 
 export const keyRoutes = createRouter().openapi(route, async (c) => {
   const { key, account } = c.get("auth");
-  const [usage, purchased, freeUsed] = await Promise.all([
-    readKeyUsage(c.env, account.id, [key.hash]),
-    creditsPurchasedMicros(getDb(c.env.DB), account.id),
-    ledgerFor(c.env, account.id).freeRequestsToday(),
-  ]);
-  const snapshot = usage[key.hash];
-  const ceiling = freeDailyCeiling(purchased);
+  const status = await readLedgerStatus(c.env, account.id, [key.hash]);
+  const snapshot = status.keys[key.hash];
   return c.json(
     {
       data: {
@@ -40,11 +33,7 @@ export const keyRoutes = createRouter().openapi(route, async (c) => {
         is_free_tier: key.isFreeTier,
         is_management_key: key.isManagement,
         is_provisioning_key: key.isProvisioning,
-        free_model_daily_requests: {
-          limit: ceiling,
-          remaining: Math.max(0, ceiling - freeUsed),
-          used: freeUsed,
-        },
+        free_model_daily_requests: status.freeModelDaily,
         rate_limit: {
           interval: "10s",
           requests: -1,

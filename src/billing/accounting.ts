@@ -1,0 +1,402 @@
+// The ledger's pure accounting core: admission, reservation, settlement and reclaiming over a synchronous store.
+import { type FreeLimits, freeDailyCeiling } from "./limits";
+import {
+  addSpend,
+  type Bucket,
+  committed,
+  emptyMeter,
+  figures,
+  type Limit,
+  type Meter,
+  resetsAt,
+  type SpendFigures,
+} from "./meter";
+
+/** A reservation not settled within its lease is reclaimed by the ledger's alarm. */
+export const LEASE_MS = 10 * 60_000;
+/** Longest lease a caller may ask for (long-running video jobs). */
+export const MAX_LEASE_MS = 24 * 3_600_000;
+/** Settled and reclaimed generation ids are remembered this long, for idempotent settle. */
+export const SETTLED_RETENTION_MS = 7 * 86_400_000;
+
+export interface AccountState {
+  /** All-time credits purchased, as last read from D1. */
+  purchased: number;
+  /** When `purchased` was read (epoch ms); 0 = never. */
+  purchasedReadAt: number;
+  /** Settled credit spend, all-time. */
+  spent: number;
+  /** Open credit reservations. */
+  reserved: number;
+}
+
+export interface FreeCounters {
+  minuteStart: number;
+  minuteUsed: number;
+  dayStart: number;
+  dayUsed: number;
+}
+
+export interface ReservationRecord {
+  generationId: string;
+  keyHash: string;
+  budgetIds: string[];
+  amount: number;
+  bucket: Bucket;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface SettledRecord {
+  generationId: string;
+  state: "settled" | "reclaimed";
+  keyHash: string;
+  budgetIds: string[];
+  at: number;
+}
+
+/** Synchronous storage (Durable Object SQLite in production, a Map in model tests). */
+export interface LedgerStore {
+  account(): AccountState;
+  putAccount(a: AccountState): void;
+  meter(scope: string, bucket: Bucket): Meter | undefined;
+  putMeter(scope: string, bucket: Bucket, m: Meter): void;
+  reservation(id: string): ReservationRecord | undefined;
+  putReservation(r: ReservationRecord): void;
+  deleteReservation(id: string): void;
+  /** Reservations whose lease ended at or before `now`. */
+  expiredReservations(now: number): ReservationRecord[];
+  /** Earliest lease end among open reservations. */
+  nextExpiry(): number | null;
+  settled(id: string): SettledRecord | undefined;
+  putSettled(r: SettledRecord): void;
+  pruneSettled(before: number): void;
+  free(): FreeCounters;
+  putFree(f: FreeCounters): void;
+}
+
+export interface BudgetLimit extends Limit {
+  id: string;
+  name: string;
+}
+
+export interface AdmitCommand {
+  generationId: string;
+  keyHash: string;
+  cap: Limit | null;
+  budgets: BudgetLimit[];
+  worstCaseMicros: number;
+  byok: boolean;
+  /** Subject to the free-model limits (a `:free` model, not BYOK, not exempt). */
+  freeModel: boolean;
+  leaseMs?: number | undefined;
+}
+
+export interface Rejection {
+  status: 402 | 403 | 409 | 429;
+  reason: "balance" | "key_cap" | "budget" | "free_per_minute" | "free_per_day" | "generation_reused";
+  message: string;
+  metadata: Record<string, string | number | null>;
+  headers?: Record<string, string>;
+}
+
+export type AdmitOutcome = { ok: true; reservedMicros: number } | { ok: false; rejection: Rejection };
+
+export interface SettleCommand {
+  generationId: string;
+  actualMicros: number;
+  byok: boolean;
+}
+
+export interface SettleResult {
+  status: "settled" | "late" | "duplicate" | "unknown";
+  chargedMicros: number;
+}
+
+export interface KeyUsage {
+  usage: SpendFigures;
+  byok: SpendFigures;
+  /** Open reservations of the key. */
+  reserved: { credits: number; byok: number };
+}
+
+export const keyScope = (hash: string) => `key:${hash}`;
+export const budgetScope = (id: string) => `guardrail:${id}`;
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+const usd = (micros: number) => (micros / 1_000_000).toFixed(6).replace(/\.?0+$/, "");
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class LedgerCore {
+  constructor(
+    private readonly store: LedgerStore,
+    private readonly limits: FreeLimits,
+  ) {}
+
+  /** Checks every limit, then reserves worst-case cost in one synchronous step (atomic in a Durable Object). */
+  admit(cmd: AdmitCommand, now: number): AdmitOutcome {
+    const open = this.store.reservation(cmd.generationId);
+    if (open) return { ok: true, reservedMicros: open.amount };
+    if (this.store.settled(cmd.generationId)) {
+      const rejection = reject(
+        409,
+        "generation_reused",
+        `Generation id '${cmd.generationId}' was already settled`,
+      );
+      return { ok: false, rejection };
+    }
+    const amount = cmd.worstCaseMicros;
+    const bucket: Bucket = cmd.byok ? "byok" : "credits";
+    const rejection =
+      this.checkBalance(bucket, amount) ??
+      this.checkCap(cmd, bucket, amount, now) ??
+      this.checkBudgets(cmd, bucket, amount, now) ??
+      (cmd.freeModel ? this.checkFree(now) : undefined);
+    if (rejection) return { ok: false, rejection };
+
+    const lease = Math.min(Math.max(cmd.leaseMs ?? LEASE_MS, 1_000), MAX_LEASE_MS);
+    const record: ReservationRecord = {
+      generationId: cmd.generationId,
+      keyHash: cmd.keyHash,
+      budgetIds: cmd.budgets.map((b) => b.id),
+      amount,
+      bucket,
+      createdAt: now,
+      expiresAt: now + lease,
+    };
+    this.store.putReservation(record);
+    this.shiftReserved(record, amount);
+    if (cmd.freeModel) this.countFree(now);
+    return { ok: true, reservedMicros: amount };
+  }
+
+  /** Charges the actual cost and releases the reservation; idempotent by generation id. */
+  settle(cmd: SettleCommand, now: number): SettleResult {
+    const bucket: Bucket = cmd.byok ? "byok" : "credits";
+    const open = this.store.reservation(cmd.generationId);
+    if (open) {
+      this.shiftReserved(open, -open.amount);
+      this.store.deleteReservation(open.generationId);
+      this.charge(open.keyHash, open.budgetIds, bucket, cmd.actualMicros, now);
+      this.store.putSettled({ ...settledOf(open), state: "settled", at: now });
+      return { status: "settled", chargedMicros: cmd.actualMicros };
+    }
+    const done = this.store.settled(cmd.generationId);
+    if (done?.state === "reclaimed") {
+      // The request outlived its lease but did run: its real cost is still owed.
+      this.charge(done.keyHash, done.budgetIds, bucket, cmd.actualMicros, now);
+      this.store.putSettled({ ...done, state: "settled", at: now });
+      return { status: "late", chargedMicros: cmd.actualMicros };
+    }
+    return { status: done ? "duplicate" : "unknown", chargedMicros: 0 };
+  }
+
+  /** Releases, without charge, reservations whose lease has ended (left by crashed requests). */
+  reclaim(now: number): number {
+    const expired = this.store.expiredReservations(now);
+    for (const r of expired) {
+      this.shiftReserved(r, -r.amount);
+      this.store.deleteReservation(r.generationId);
+      this.store.putSettled({ ...settledOf(r), state: "reclaimed", at: now });
+    }
+    this.store.pruneSettled(now - SETTLED_RETENTION_MS);
+    return expired.length;
+  }
+
+  /** Records credits purchased as read from D1 at `now`. */
+  setPurchased(purchased: number, now: number): void {
+    this.store.putAccount({ ...this.store.account(), purchased, purchasedReadAt: now });
+  }
+
+  account(): AccountState & { balance: number } {
+    const a = this.store.account();
+    return { ...a, balance: a.purchased - a.spent - a.reserved };
+  }
+
+  keyUsage(hash: string, now: number): KeyUsage {
+    const credits = this.store.meter(keyScope(hash), "credits");
+    const byok = this.store.meter(keyScope(hash), "byok");
+    return {
+      usage: figures(credits, now),
+      byok: figures(byok, now),
+      reserved: { credits: credits?.reserved ?? 0, byok: byok?.reserved ?? 0 },
+    };
+  }
+
+  /** Spend plus reservations counting against a limit of a scope now (for reads and tests). */
+  committed(scope: string, limit: Limit, now: number): number {
+    return committed(this.store.meter(scope, "credits"), this.store.meter(scope, "byok"), limit, now);
+  }
+
+  freeDaily(now: number): { limit: number; used: number; remaining: number } {
+    const limit = freeDailyCeiling(this.store.account().purchased, this.limits);
+    const f = this.store.free();
+    const used = f.dayStart === dayStart(now) ? f.dayUsed : 0;
+    return { limit, used, remaining: Math.max(0, limit - used) };
+  }
+
+  private checkBalance(bucket: Bucket, amount: number): Rejection | undefined {
+    if (bucket === "byok") return undefined;
+    const { balance } = this.account();
+    if (balance > 0 && amount <= balance) return undefined;
+    const message =
+      balance <= 0
+        ? "Insufficient credits: the account balance is not above zero. Add credits to continue."
+        : `Insufficient credits: this request may cost up to $${usd(amount)} but $${usd(balance)} is available. Add credits to continue.`;
+    return reject(402, "balance", message, { balance_usd: balance / 1_000_000 });
+  }
+
+  private checkCap(cmd: AdmitCommand, bucket: Bucket, amount: number, now: number): Rejection | undefined {
+    const cap = cmd.cap;
+    if (!cap || (bucket === "byok" && !cap.includeByok)) return undefined;
+    const used = this.committed(keyScope(cmd.keyHash), cap, now);
+    if (used < cap.limitMicros && used + amount <= cap.limitMicros) return undefined;
+    const resets = resetsAt(cap, now);
+    const remaining = Math.max(0, cap.limitMicros - used);
+    const when = resets == null ? "it has no reset" : `it resets at ${iso(resets)}`;
+    return reject(
+      402,
+      "key_cap",
+      `API key credit limit reached: $${usd(remaining)} of the $${usd(cap.limitMicros)} limit remains and this request may cost up to $${usd(amount)}. Raise the key's limit or wait for its reset (${when}).`,
+      {
+        limit_usd: cap.limitMicros / 1_000_000,
+        limit_remaining_usd: remaining / 1_000_000,
+        limit_reset: cap.reset,
+        resets_at: resets == null ? null : iso(resets),
+      },
+    );
+  }
+
+  private checkBudgets(
+    cmd: AdmitCommand,
+    bucket: Bucket,
+    amount: number,
+    now: number,
+  ): Rejection | undefined {
+    for (const b of cmd.budgets) {
+      if (bucket === "byok" && !b.includeByok) continue;
+      const used = this.committed(budgetScope(b.id), b, now);
+      if (used < b.limitMicros && used + amount <= b.limitMicros) continue;
+      const resets = resetsAt(b, now);
+      return reject(
+        403,
+        "budget",
+        `Guardrail '${b.name}' budget exhausted: $${usd(Math.max(0, b.limitMicros - used))} of its $${usd(b.limitMicros)} limit remains${resets == null ? "" : `; it resets at ${iso(resets)}`}.`,
+        { guardrail_id: b.id, guardrail_name: b.name, limit_usd: b.limitMicros / 1_000_000 },
+      );
+    }
+    return undefined;
+  }
+
+  private checkFree(now: number): Rejection | undefined {
+    const f = this.store.free();
+    const day = this.freeDaily(now);
+    if (day.used >= day.limit) {
+      return rateLimited(
+        "free_per_day",
+        "Free-model daily request limit reached",
+        day.limit,
+        dayStart(now) + DAY_MS,
+        now,
+      );
+    }
+    const minute = minuteStart(now);
+    const usedThisMinute = f.minuteStart === minute ? f.minuteUsed : 0;
+    if (usedThisMinute >= this.limits.perMinute) {
+      return rateLimited(
+        "free_per_minute",
+        "Free-model per-minute request limit reached",
+        this.limits.perMinute,
+        minute + MINUTE_MS,
+        now,
+      );
+    }
+    return undefined;
+  }
+
+  private countFree(now: number): void {
+    const f = this.store.free();
+    const minute = minuteStart(now);
+    const day = dayStart(now);
+    this.store.putFree({
+      minuteStart: minute,
+      minuteUsed: (f.minuteStart === minute ? f.minuteUsed : 0) + 1,
+      dayStart: day,
+      dayUsed: (f.dayStart === day ? f.dayUsed : 0) + 1,
+    });
+  }
+
+  /** Adds `delta` to the open reservations of every scope a reservation holds. */
+  private shiftReserved(r: ReservationRecord, delta: number): void {
+    if (delta === 0) return;
+    for (const scope of scopesOf(r.keyHash, r.budgetIds)) {
+      const m = this.store.meter(scope, r.bucket) ?? emptyMeter();
+      this.store.putMeter(scope, r.bucket, { ...m, reserved: m.reserved + delta });
+    }
+    if (r.bucket === "credits") {
+      const a = this.store.account();
+      this.store.putAccount({ ...a, reserved: a.reserved + delta });
+    }
+  }
+
+  private charge(keyHash: string, budgetIds: string[], bucket: Bucket, amount: number, now: number): void {
+    if (amount === 0) return;
+    for (const scope of scopesOf(keyHash, budgetIds)) {
+      this.store.putMeter(
+        scope,
+        bucket,
+        addSpend(this.store.meter(scope, bucket) ?? emptyMeter(), amount, now),
+      );
+    }
+    if (bucket === "credits") {
+      const a = this.store.account();
+      this.store.putAccount({ ...a, spent: a.spent + amount });
+    }
+  }
+}
+
+const scopesOf = (keyHash: string, budgetIds: string[]) => [keyScope(keyHash), ...budgetIds.map(budgetScope)];
+const settledOf = (r: ReservationRecord) => ({
+  generationId: r.generationId,
+  keyHash: r.keyHash,
+  budgetIds: r.budgetIds,
+});
+const minuteStart = (now: number) => Math.floor(now / MINUTE_MS) * MINUTE_MS;
+const dayStart = (now: number) => Math.floor(now / DAY_MS) * DAY_MS;
+
+function reject(
+  status: Rejection["status"],
+  reason: Rejection["reason"],
+  message: string,
+  metadata: Rejection["metadata"] = {},
+): Rejection {
+  return { status, reason, message, metadata: { reason, ...metadata } };
+}
+
+/** A platform 429: X-RateLimit-Reset is the Unix epoch in milliseconds; Retry-After is in seconds. */
+function rateLimited(
+  reason: Rejection["reason"],
+  what: string,
+  limit: number,
+  resetAt: number,
+  now: number,
+): Rejection {
+  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+  return {
+    ...reject(
+      429,
+      reason,
+      `${what} (${limit}); retry after ${retryAfter} s. Requests with your own provider key (BYOK) are not limited.`,
+      {
+        limit,
+        resets_at: iso(resetAt),
+      },
+    ),
+    headers: {
+      "X-RateLimit-Limit": String(limit),
+      "X-RateLimit-Remaining": "0",
+      "X-RateLimit-Reset": String(resetAt),
+      "Retry-After": String(retryAfter),
+    },
+  };
+}

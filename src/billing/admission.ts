@@ -1,0 +1,105 @@
+// Admission and settlement: the two ledger calls every inference route makes around its upstream call.
+import type { Bindings } from "../env";
+import { ApiError } from "../lib/errors";
+import type { AuthContext } from "../middleware/auth";
+import type { AdmitCommand, Rejection, SettleResult } from "./accounting";
+import { ledgerFor } from "./usage";
+
+export interface AdmissionRequest {
+  /** Unique per request; settle is idempotent on it. */
+  generationId: string;
+  /** Model slug as requested (used in messages only). */
+  model: string;
+  /** A `:free` variant: gated by the per-minute and per-day free-model limits. */
+  isFreeModel: boolean;
+  /** Highest cost the request can incur, in micro-dollars; reserved until settle. 0 for free models. */
+  worstCaseMicros: number;
+  /**
+   * True only when every endpoint the request may use is BYOK: then nothing is reserved against the
+   * balance, the key cap only if include_byok_in_limit, budgets only if include_byok_in_budgets.
+   */
+  byok: boolean;
+  /** The chosen endpoint is exempt from free-model limits (the account's own exemption is added here). */
+  exemptFromFreeLimits: boolean;
+  /** How long the reservation may stay open before the alarm reclaims it (default LEASE_MS; video jobs pass more). */
+  leaseMs?: number;
+}
+
+/** The handle settle() needs; plain data, safe to keep in a video job record. */
+export interface Reservation {
+  accountId: string;
+  generationId: string;
+  keyHash: string;
+  reservedMicros: number;
+  byok: boolean;
+}
+
+export interface Settlement {
+  /** The real cost, in micro-dollars (0 when the request failed before any billable work). */
+  actualMicros: number;
+  /** Whether the endpoint that served it used the caller's own credential. */
+  isByok: boolean;
+}
+
+/**
+ * ONE Durable Object round trip before the upstream call: checks, in this order, the balance
+ * (balance <= 0 -> 402 for every non-BYOK request, free models included; too little for the worst
+ * case -> 402), the key cap (-> 402 naming its reset), every guardrail budget in auth.policy.budgets
+ * (-> 403 naming the guardrail) and the free-model limits (-> 429 with X-RateLimit-Limit,
+ * X-RateLimit-Remaining, X-RateLimit-Reset in Unix epoch milliseconds, and Retry-After in seconds),
+ * then reserves worst-case cost against all of them atomically. A rejected request changes nothing.
+ * Throws ApiError on rejection; returns the reservation to pass to settle().
+ */
+export async function admit(env: Bindings, auth: AuthContext, req: AdmissionRequest): Promise<Reservation> {
+  const { key, account, policy } = auth;
+  const command: AdmitCommand = {
+    generationId: req.generationId,
+    keyHash: key.hash,
+    cap:
+      key.limitMicros == null
+        ? null
+        : { limitMicros: key.limitMicros, reset: key.limitReset, includeByok: key.includeByokInLimit },
+    budgets: policy.budgets.map((b) => ({
+      id: b.guardrailId,
+      name: b.name,
+      limitMicros: b.limitMicros,
+      reset: b.resetInterval,
+      includeByok: b.includeByok,
+    })),
+    worstCaseMicros: Math.max(0, Math.ceil(req.worstCaseMicros)),
+    byok: req.byok,
+    freeModel: req.isFreeModel && !req.byok && !req.exemptFromFreeLimits && !account.exemptFreeLimits,
+    leaseMs: req.leaseMs,
+  };
+  const outcome = await ledgerFor(env, account.id).admit(account.id, command);
+  if (!outcome.ok) throw rejectionError(outcome.rejection, req.model);
+  return {
+    accountId: account.id,
+    generationId: req.generationId,
+    keyHash: key.hash,
+    reservedMicros: outcome.reservedMicros,
+    byok: req.byok,
+  };
+}
+
+/**
+ * Charges the actual cost and releases the rest of the reservation. Idempotent by generation id:
+ * a second call changes nothing. Run it in ctx.waitUntil on every exit path (success, provider
+ * error, client disconnect, timeout, stream cut). A settle that arrives after the alarm reclaimed
+ * the reservation still charges the actual cost.
+ */
+export async function settle(
+  env: Bindings,
+  reservation: Reservation,
+  settlement: Settlement,
+): Promise<SettleResult> {
+  return ledgerFor(env, reservation.accountId).settle({
+    generationId: reservation.generationId,
+    actualMicros: Math.max(0, Math.ceil(settlement.actualMicros)),
+    byok: settlement.isByok,
+  });
+}
+
+function rejectionError(r: Rejection, model: string): ApiError {
+  return new ApiError(r.status, r.message, { ...r.metadata, model }, r.headers);
+}

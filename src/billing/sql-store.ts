@@ -1,0 +1,203 @@
+// The ledger's storage in its Durable Object's SQLite: the schema and the LedgerStore over it.
+import type { AccountState, FreeCounters, LedgerStore, ReservationRecord, SettledRecord } from "./accounting";
+import type { Bucket, Meter } from "./meter";
+
+/**
+ * Storage schema (one ledger per account):
+ * - account: one row; credits purchased (copy of D1's credit_grants sum and when it was read),
+ *   settled credit spend and open credit reservations, all micro-dollars.
+ * - meters: per scope (`key:<hash>` | `guardrail:<id>`) and bucket (credits | byok): lifetime spend,
+ *   the current UTC daily/weekly/monthly window amounts with their start, open reservations.
+ * - reservations: open reservations with their lease end (the alarm reclaims expired ones).
+ * - settled: generation ids settled or reclaimed in the last SETTLED_RETENTION_MS (idempotency).
+ * - free_counters: one row; the account's free-model requests in the current minute and UTC day.
+ */
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS account (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    purchased INTEGER NOT NULL, purchased_read_at INTEGER NOT NULL,
+    spent INTEGER NOT NULL, reserved INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS meters (
+    scope TEXT NOT NULL, bucket TEXT NOT NULL, total INTEGER NOT NULL,
+    daily INTEGER NOT NULL, daily_start INTEGER NOT NULL,
+    weekly INTEGER NOT NULL, weekly_start INTEGER NOT NULL,
+    monthly INTEGER NOT NULL, monthly_start INTEGER NOT NULL,
+    reserved INTEGER NOT NULL, PRIMARY KEY (scope, bucket))`,
+  `CREATE TABLE IF NOT EXISTS reservations (
+    generation_id TEXT PRIMARY KEY, key_hash TEXT NOT NULL, budget_ids TEXT NOT NULL,
+    amount INTEGER NOT NULL, bucket TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL)`,
+  "CREATE INDEX IF NOT EXISTS reservations_expiry ON reservations(expires_at)",
+  `CREATE TABLE IF NOT EXISTS settled (
+    generation_id TEXT PRIMARY KEY, state TEXT NOT NULL, key_hash TEXT NOT NULL,
+    budget_ids TEXT NOT NULL, at INTEGER NOT NULL)`,
+  "CREATE INDEX IF NOT EXISTS settled_at ON settled(at)",
+  `CREATE TABLE IF NOT EXISTS free_counters (
+    id INTEGER PRIMARY KEY CHECK (id = 1), minute_start INTEGER NOT NULL, minute_used INTEGER NOT NULL,
+    day_start INTEGER NOT NULL, day_used INTEGER NOT NULL)`,
+];
+
+type Row = Record<string, SqlStorageValue>;
+const num = (v: SqlStorageValue | undefined) => Number(v ?? 0);
+const str = (v: SqlStorageValue | undefined) => String(v ?? "");
+
+export class SqlLedgerStore implements LedgerStore {
+  constructor(private readonly sql: SqlStorage) {
+    for (const statement of SCHEMA) sql.exec(statement);
+  }
+
+  private first(query: string, ...params: SqlStorageValue[]): Row | undefined {
+    return this.sql.exec<Row>(query, ...params).toArray()[0];
+  }
+
+  account(): AccountState {
+    const r = this.first("SELECT purchased, purchased_read_at, spent, reserved FROM account WHERE id = 1");
+    if (!r) return { purchased: 0, purchasedReadAt: 0, spent: 0, reserved: 0 };
+    return {
+      purchased: num(r.purchased),
+      purchasedReadAt: num(r.purchased_read_at),
+      spent: num(r.spent),
+      reserved: num(r.reserved),
+    };
+  }
+
+  putAccount(a: AccountState): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO account (id, purchased, purchased_read_at, spent, reserved) VALUES (1, ?, ?, ?, ?)",
+      a.purchased,
+      a.purchasedReadAt,
+      a.spent,
+      a.reserved,
+    );
+  }
+
+  meter(scope: string, bucket: Bucket): Meter | undefined {
+    const r = this.first("SELECT * FROM meters WHERE scope = ? AND bucket = ?", scope, bucket);
+    if (!r) return undefined;
+    return {
+      total: num(r.total),
+      daily: num(r.daily),
+      dailyStart: num(r.daily_start),
+      weekly: num(r.weekly),
+      weeklyStart: num(r.weekly_start),
+      monthly: num(r.monthly),
+      monthlyStart: num(r.monthly_start),
+      reserved: num(r.reserved),
+    };
+  }
+
+  putMeter(scope: string, bucket: Bucket, m: Meter): void {
+    this.sql.exec(
+      `INSERT OR REPLACE INTO meters
+        (scope, bucket, total, daily, daily_start, weekly, weekly_start, monthly, monthly_start, reserved)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      scope,
+      bucket,
+      m.total,
+      m.daily,
+      m.dailyStart,
+      m.weekly,
+      m.weeklyStart,
+      m.monthly,
+      m.monthlyStart,
+      m.reserved,
+    );
+  }
+
+  reservation(id: string): ReservationRecord | undefined {
+    const r = this.first("SELECT * FROM reservations WHERE generation_id = ?", id);
+    return r && toReservation(r);
+  }
+
+  putReservation(r: ReservationRecord): void {
+    this.sql.exec(
+      `INSERT OR REPLACE INTO reservations
+        (generation_id, key_hash, budget_ids, amount, bucket, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      r.generationId,
+      r.keyHash,
+      JSON.stringify(r.budgetIds),
+      r.amount,
+      r.bucket,
+      r.createdAt,
+      r.expiresAt,
+    );
+  }
+
+  deleteReservation(id: string): void {
+    this.sql.exec("DELETE FROM reservations WHERE generation_id = ?", id);
+  }
+
+  expiredReservations(now: number): ReservationRecord[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM reservations WHERE expires_at <= ? ORDER BY expires_at", now)
+      .toArray()
+      .map(toReservation);
+  }
+
+  nextExpiry(): number | null {
+    const r = this.first("SELECT MIN(expires_at) AS at FROM reservations");
+    return r?.at == null ? null : num(r.at);
+  }
+
+  settled(id: string): SettledRecord | undefined {
+    const r = this.first("SELECT * FROM settled WHERE generation_id = ?", id);
+    if (!r) return undefined;
+    return {
+      generationId: str(r.generation_id),
+      state: str(r.state) === "reclaimed" ? "reclaimed" : "settled",
+      keyHash: str(r.key_hash),
+      budgetIds: JSON.parse(str(r.budget_ids)) as string[],
+      at: num(r.at),
+    };
+  }
+
+  putSettled(r: SettledRecord): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO settled (generation_id, state, key_hash, budget_ids, at) VALUES (?, ?, ?, ?, ?)",
+      r.generationId,
+      r.state,
+      r.keyHash,
+      JSON.stringify(r.budgetIds),
+      r.at,
+    );
+  }
+
+  pruneSettled(before: number): void {
+    this.sql.exec("DELETE FROM settled WHERE at < ?", before);
+  }
+
+  hasSettled(): boolean {
+    return this.first("SELECT 1 AS x FROM settled LIMIT 1") !== undefined;
+  }
+
+  free(): FreeCounters {
+    const r = this.first("SELECT * FROM free_counters WHERE id = 1");
+    return {
+      minuteStart: num(r?.minute_start),
+      minuteUsed: num(r?.minute_used),
+      dayStart: num(r?.day_start),
+      dayUsed: num(r?.day_used),
+    };
+  }
+
+  putFree(f: FreeCounters): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO free_counters (id, minute_start, minute_used, day_start, day_used) VALUES (1, ?, ?, ?, ?)",
+      f.minuteStart,
+      f.minuteUsed,
+      f.dayStart,
+      f.dayUsed,
+    );
+  }
+}
+
+function toReservation(r: Row): ReservationRecord {
+  return {
+    generationId: str(r.generation_id),
+    keyHash: str(r.key_hash),
+    budgetIds: JSON.parse(str(r.budget_ids)) as string[],
+    amount: num(r.amount),
+    bucket: str(r.bucket) === "byok" ? "byok" : "credits",
+    createdAt: num(r.created_at),
+    expiresAt: num(r.expires_at),
+  };
+}
