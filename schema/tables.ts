@@ -258,6 +258,10 @@ export const endpoints = sqliteTable(
     regions: json<string[]>("regions").notNull(),
     exemptFreeLimits: bool("exempt_free_limits").notNull().default(false),
     catalogVersion: text("catalog_version").notNull(),
+    /** {first_byte_ms?}: per-endpoint attempt deadline overriding the modality default. */
+    timeouts: json<{ first_byte_ms?: number }>("timeouts").notNull().default({}),
+    /** Position in the model's endpoint list: the default routing order. */
+    position: integer("position").notNull().default(0),
   },
   (t) => [index("endpoints_model").on(t.modelSlug)],
 );

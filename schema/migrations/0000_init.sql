@@ -72,7 +72,9 @@ CREATE TABLE `endpoints` (
 	`policies` text NOT NULL,
 	`regions` text NOT NULL,
 	`exempt_free_limits` integer DEFAULT false NOT NULL,
-	`catalog_version` text NOT NULL
+	`catalog_version` text NOT NULL,
+	`timeouts` text DEFAULT '{}' NOT NULL,
+	`position` integer DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX `endpoints_model` ON `endpoints` (`model_slug`);--> statement-breakpoint

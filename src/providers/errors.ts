@@ -1,0 +1,126 @@
+// The normalized upstream failure every adapter throws, and the default mapping from an HTTP response.
+
+export type UpstreamFailureKind = "http" | "timeout" | "connection" | "credential" | "invalid_response";
+
+/**
+ * One failed attempt. `retryable` decides failover: the router tries the next candidate only when it is
+ * true. The message is safe to show callers (no secrets, no upstream URLs with keys).
+ */
+export class UpstreamError extends Error {
+  readonly kind: UpstreamFailureKind;
+  /** HTTP status the upstream answered with (http kind only). */
+  readonly status?: number;
+  /** The provider's own error code (string or number) when it gave one, else its HTTP status. */
+  readonly providerCode?: string | number;
+  /** Seconds the upstream asked us to wait (Retry-After), when it said. */
+  readonly retryAfterSeconds?: number;
+  readonly retryable: boolean;
+
+  constructor(init: {
+    kind: UpstreamFailureKind;
+    message: string;
+    status?: number;
+    providerCode?: string | number;
+    retryAfterSeconds?: number;
+    retryable?: boolean;
+  }) {
+    super(init.message);
+    this.name = "UpstreamError";
+    this.kind = init.kind;
+    this.status = init.status;
+    this.providerCode = init.providerCode;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+    this.retryable = init.retryable ?? defaultRetryable(init.kind, init.status);
+  }
+}
+
+/**
+ * 429, 408, 5xx, a rejected key (401/403: that provider's key, not the caller's request), timeouts,
+ * connection failures, refused credentials and malformed answers move on to the next candidate.
+ * Other 4xx mean the request itself is wrong for the upstream: trying elsewhere would not help.
+ */
+function defaultRetryable(kind: UpstreamFailureKind, status?: number): boolean {
+  if (kind !== "http" || status == null) return true;
+  return status === 408 || status === 429 || status === 401 || status === 403 || status >= 500;
+}
+
+/** Retry-After as seconds: delta-seconds or an HTTP date; undefined when absent or unparseable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+const MAX_ERROR_BODY = 16 * 1024;
+
+/** Reads at most MAX_ERROR_BODY bytes of an error body (upstream error pages can be large). */
+async function readErrorBody(res: Response): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < MAX_ERROR_BODY) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  const all = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    all.set(c, offset);
+    offset += c.byteLength;
+  }
+  return new TextDecoder().decode(all.subarray(0, MAX_ERROR_BODY));
+}
+
+/** Pulls `code` and `message` from the common error body shapes ({error:{code,message}}, {message}, ...). */
+export function extractProviderError(text: string): { code?: string | number; message?: string } {
+  try {
+    const body = JSON.parse(text) as unknown;
+    if (typeof body !== "object" || body === null) return {};
+    const record = body as Record<string, unknown>;
+    const inner =
+      typeof record.error === "object" && record.error !== null
+        ? (record.error as Record<string, unknown>)
+        : record;
+    const code = inner.code ?? inner.type ?? record.code;
+    const message =
+      inner.message ?? (typeof record.error === "string" ? record.error : undefined) ?? record.message;
+    return {
+      code: typeof code === "string" || typeof code === "number" ? code : undefined,
+      message: typeof message === "string" ? message.slice(0, 500) : undefined,
+    };
+  } catch {
+    return {};
+  }
+}
+
+/** The default mapping of a non-2xx upstream response; adapters with odd error bodies may wrap it. */
+export async function upstreamErrorFromResponse(res: Response, provider: string): Promise<UpstreamError> {
+  const text = await readErrorBody(res);
+  const { code, message } = extractProviderError(text);
+  return new UpstreamError({
+    kind: "http",
+    status: res.status,
+    providerCode: code ?? res.status,
+    retryAfterSeconds: parseRetryAfter(res.headers.get("Retry-After")),
+    message: `Provider ${provider} answered ${res.status}${message ? `: ${message}` : ""}`,
+  });
+}
+
+/** Turns whatever an adapter call threw into an UpstreamError (fetch failures, aborts, bugs). */
+export function toUpstreamError(err: unknown, provider: string, timedOut: boolean): UpstreamError {
+  if (err instanceof UpstreamError) return err;
+  if (timedOut) {
+    return new UpstreamError({ kind: "timeout", message: `Provider ${provider} did not answer in time` });
+  }
+  return new UpstreamError({ kind: "connection", message: `Could not reach provider ${provider}` });
+}

@@ -1,0 +1,20 @@
+// The OpenAI-compatible adapter factory: most providers are one configuration of it.
+// Speech (/audio/speech) and video (/videos) parts for this wire format are added beside embeddings.ts.
+import type { ProviderAdapter } from "../types";
+import { openAiEmbeddings } from "./embeddings";
+import { bearer, type OpenAiCompatibleOptions } from "./options";
+
+export function createOpenAiCompatible(options: OpenAiCompatibleOptions): ProviderAdapter {
+  return {
+    name: options.name,
+    requiresApiKey: true,
+    embeddings: (req, call) => openAiEmbeddings(options, req, call),
+  };
+}
+
+/** Plain OpenAI wire format with a bearer key: OpenAI itself and the many hosts that copy it. */
+export const openAiCompatibleAdapter = createOpenAiCompatible({
+  name: "openai-compatible",
+  authHeaders: bearer,
+  sendsInputType: true,
+});

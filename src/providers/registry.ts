@@ -1,0 +1,22 @@
+// The adapter registry: catalog endpoints name an adapter; the router looks it up here and never names a provider.
+import { cohereAdapter } from "./cohere";
+import { openAiCompatibleAdapter } from "./openai-compatible";
+import { sandboxAdapter } from "./sandbox";
+import type { Capability, ProviderAdapter } from "./types";
+
+const ADAPTERS: ProviderAdapter[] = [sandboxAdapter, openAiCompatibleAdapter, cohereAdapter];
+
+const byName = new Map(ADAPTERS.map((a) => [a.name, a]));
+
+export function getAdapter(name: string): ProviderAdapter | undefined {
+  return byName.get(name);
+}
+
+export function adapterNames(): string[] {
+  return [...byName.keys()];
+}
+
+export function supports(name: string, capability: Capability): boolean {
+  const adapter = byName.get(name);
+  return adapter != null && adapter[capability] != null;
+}

@@ -1,0 +1,23 @@
+// Upstream deadlines per modality (milliseconds); a catalog endpoint's `timeouts` override the per-attempt ones.
+import type { CatalogEndpointEntry, Modality } from "../catalog/types";
+
+export interface Deadlines {
+  /**
+   * Per attempt: until the adapter has an answer (headers for streamed speech/video, the whole body for
+   * embeddings). Workers' fetch does not expose connection set-up on its own, so connecting counts
+   * against this deadline too; a refused or reset connection fails over at once.
+   */
+  firstByteMs: number;
+  /** For the whole request, across all attempts. No attempt starts once it has passed. */
+  totalMs: number;
+}
+
+export const DEFAULT_DEADLINES: Record<Modality, Deadlines> = {
+  embeddings: { firstByteMs: 20_000, totalMs: 45_000 },
+  speech: { firstByteMs: 30_000, totalMs: 60_000 },
+  video: { firstByteMs: 30_000, totalMs: 60_000 },
+};
+
+export function attemptDeadlineMs(modality: Modality, endpoint: CatalogEndpointEntry): number {
+  return endpoint.timeouts.first_byte_ms ?? DEFAULT_DEADLINES[modality].firstByteMs;
+}
