@@ -68,7 +68,6 @@ app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http
 app.doc31(`${API_PREFIX}/openapi.json`, {
   openapi: "3.1.0",
   info: { title: "Edge model gateway", version: "1.0.0" },
-  servers: [{ url: API_PREFIX }],
 });
 
 app.notFound((c) => c.json(errorEnvelope(404, `No route for ${c.req.method} ${c.req.path}`), 404));

@@ -35,7 +35,7 @@ const limiters = new Map(
 
 function hasBody(req: Request): boolean {
   const length = req.headers.get("Content-Length");
-  return (length != null && length !== "0") || req.headers.has("Transfer-Encoding");
+  return length == null ? req.body !== null : length !== "0";
 }
 
 export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {

@@ -1,0 +1,207 @@
+// GET /key and the keys management API, over raw HTTP and through @openrouter/sdk.
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { getDb, tables } from "../src/db/client";
+import { sha256Hex } from "../src/lib/hash";
+import { createAccount, createKey } from "./helpers/accounts";
+import { call, errorOf } from "./helpers/http";
+import { sdkFor } from "./helpers/sdk";
+
+describe("GET /key", () => {
+  it("returns every field of the key information, computed from state", async () => {
+    const acct = await createAccount({ creditsUsd: 3 });
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    const key = await createKey(acct, {
+      allowedDataRegions: ["europe", "global"],
+      limitUsd: 12.5,
+      limitReset: "monthly",
+      includeByokInLimit: true,
+      expiresAt,
+      isFreeTier: true,
+    });
+    const res = await call("/key", { key: key.key, region: "europe" });
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: Record<string, unknown> };
+    expect(data).toMatchObject({
+      label: key.label,
+      allowed_data_regions: ["europe", "global"],
+      creator_user_id: acct.userId,
+      expires_at: expiresAt,
+      limit: 12.5,
+      limit_remaining: 12.5,
+      limit_reset: "monthly",
+      include_byok_in_limit: true,
+      usage: 0,
+      usage_daily: 0,
+      usage_weekly: 0,
+      usage_monthly: 0,
+      byok_usage: 0,
+      byok_usage_daily: 0,
+      byok_usage_weekly: 0,
+      byok_usage_monthly: 0,
+      is_free_tier: true,
+      is_management_key: false,
+      is_provisioning_key: false,
+      free_model_daily_requests: { limit: 50, remaining: 50, used: 0 },
+      workspace_id: acct.workspaceId,
+      organization_id: acct.accountId,
+    });
+    expect(JSON.stringify(data)).not.toContain(key.key);
+  });
+
+  it("parses in @openrouter/sdk", async () => {
+    const acct = await createAccount();
+    const info = await sdkFor(acct.managementKey).apiKeys.getCurrentKeyMetadata();
+    expect(info.data.isManagementKey).toBe(true);
+    expect(info.data.label).toMatch(/^sk-gw-v1-/);
+    expect(info.data.freeModelDailyRequests.limit).toBeGreaterThan(0);
+  });
+});
+
+describe("keys API", () => {
+  it("creates a key whose plaintext is returned once and stored only as a hash", async () => {
+    const acct = await createAccount();
+    const res = await call("/keys", {
+      key: acct.managementKey,
+      method: "POST",
+      body: { name: "ci", limit: 5, limit_reset: "daily", allowed_data_regions: ["us"] },
+    });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { key: string; data: Record<string, unknown> };
+    expect(body.key).toMatch(/^sk-gw-v1-[0-9a-f]{64}$/);
+    expect(body.data).toMatchObject({
+      name: "ci",
+      limit: 5,
+      limit_remaining: 5,
+      limit_reset: "daily",
+      allowed_data_regions: ["us"],
+      disabled: false,
+      workspace_id: acct.workspaceId,
+      hash: await sha256Hex(body.key),
+    });
+    const row = await getDb(env.DB)
+      .select()
+      .from(tables.apiKeys)
+      .where(eq(tables.apiKeys.hash, body.data.hash as string))
+      .get();
+    expect(JSON.stringify(row)).not.toContain(body.key.slice(9));
+    // The new key works through its allowed region only.
+    expect((await call("/key", { key: body.key, region: "us" })).status).toBe(200);
+    expect((await call("/key", { key: body.key, region: "global" })).status).toBe(403);
+    // Later reads never show the key.
+    const got = await call(`/keys/${body.data.hash}`, { key: acct.managementKey });
+    expect(await got.text()).not.toContain(body.key);
+  });
+
+  it("lists, reads, updates and deletes through @openrouter/sdk", async () => {
+    const acct = await createAccount();
+    const sdk = sdkFor(acct.managementKey);
+    const created = await sdk.apiKeys.create({
+      requestBody: { name: "sdk key", limit: 2, limitReset: "weekly" },
+    });
+    expect(created.key).toMatch(/^sk-gw-v1-/);
+    const hash = created.data.hash;
+
+    const listed = await sdk.apiKeys.list();
+    expect(listed.data.map((k) => k.hash)).toEqual(expect.arrayContaining([hash, acct.apiKeyHash]));
+
+    const got = await sdk.apiKeys.get({ hash });
+    expect(got.data.name).toBe("sdk key");
+    expect(got.data.limitReset).toBe("weekly");
+
+    const updated = await sdk.apiKeys.update({
+      hash,
+      requestBody: { name: "renamed", disabled: true, limit: null },
+    });
+    expect(updated.data).toMatchObject({
+      name: "renamed",
+      disabled: true,
+      limit: null,
+      limitRemaining: null,
+    });
+    expect((await call("/key", { key: created.key })).status).toBe(401);
+
+    const withoutDisabled = await sdk.apiKeys.list();
+    expect(withoutDisabled.data.map((k) => k.hash)).not.toContain(hash);
+    const withDisabled = await sdk.apiKeys.list({ includeDisabled: true });
+    expect(withDisabled.data.map((k) => k.hash)).toContain(hash);
+
+    const deleted = await sdk.apiKeys.delete({ hash });
+    expect(deleted.deleted).toBe(true);
+    expect((await call(`/keys/${hash}`, { key: acct.managementKey })).status).toBe(404);
+  });
+
+  it("updates allowed_data_regions and expiry", async () => {
+    const acct = await createAccount();
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    const res = await call(`/keys/${acct.apiKeyHash}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { allowed_data_regions: ["europe"], expires_at: expires },
+    });
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: Record<string, unknown> };
+    expect(data).toMatchObject({ allowed_data_regions: ["europe"], expires_at: expires });
+    expect((await call("/key", { key: acct.apiKey })).status).toBe(403);
+    expect((await call("/key", { key: acct.apiKey, region: "europe" })).status).toBe(200);
+  });
+
+  it.each([
+    ["an empty name", { name: "" }],
+    ["a negative limit", { name: "x", limit: -1 }],
+    ["an unknown reset", { name: "x", limit_reset: "hourly" }],
+    ["an expiry in the past", { name: "x", expires_at: "2001-01-01T00:00:00Z" }],
+    ["a malformed expiry", { name: "x", expires_at: "tomorrow" }],
+    ["an empty region set", { name: "x", allowed_data_regions: [] }],
+    ["a repeated region", { name: "x", allowed_data_regions: ["us", "us"] }],
+  ])("rejects %s with 400 and creates nothing", async (_, body) => {
+    const acct = await createAccount();
+    const res = await call("/keys", { key: acct.managementKey, method: "POST", body });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toContain("body.");
+    const rows = await getDb(env.DB)
+      .select()
+      .from(tables.apiKeys)
+      .where(eq(tables.apiKeys.accountId, acct.accountId))
+      .all();
+    expect(rows).toHaveLength(2);
+  });
+
+  it("rejects an empty update and an unknown workspace", async () => {
+    const acct = await createAccount();
+    const empty = await call(`/keys/${acct.apiKeyHash}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: {},
+    });
+    expect(empty.status).toBe(400);
+    const ws = await call("/keys", {
+      key: acct.managementKey,
+      method: "POST",
+      body: { name: "x", workspace_id: crypto.randomUUID() },
+    });
+    expect(ws.status).toBe(404);
+    const badHash = await call("/keys/not-a-hash", { key: acct.managementKey });
+    expect(badHash.status).toBe(400);
+  });
+
+  it("answers 404 for another account's key on every method and changes nothing", async () => {
+    const mine = await createAccount();
+    const theirs = await createAccount();
+    for (const method of ["GET", "PATCH", "DELETE"]) {
+      const res = await call(`/keys/${theirs.apiKeyHash}`, {
+        key: mine.managementKey,
+        method,
+        body: method === "PATCH" ? { disabled: true } : undefined,
+      });
+      expect(res.status, method).toBe(404);
+      await errorOf(res);
+    }
+    const list = (await call("/keys", { key: mine.managementKey }).then((r) => r.json())) as {
+      data: { hash: string }[];
+    };
+    expect(list.data.map((k) => k.hash)).not.toContain(theirs.apiKeyHash);
+    expect((await call("/key", { key: theirs.apiKey })).status).toBe(200);
+  });
+});
