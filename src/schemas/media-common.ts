@@ -1,0 +1,59 @@
+// Request pieces shared by the speech and video bodies: trace metadata, provider passthrough, user ids.
+import { z } from "@hono/zod-openapi";
+
+const TRACE_KEYS = ["trace_id", "trace_name", "span_name", "generation_name", "parent_span_id"] as const;
+
+/**
+ * Observability metadata: the known keys are strings; other keys pass through to logging. Bounded
+ * like `metadata` elsewhere in the API (keys of at most 64 characters, at most 16 extra keys), so a
+ * trace can never grow a record without limit.
+ */
+export const TraceSchema = z
+  .record(z.string().max(64, "trace keys are at most 64 characters"), z.unknown())
+  .superRefine((trace, ctx) => {
+    for (const key of TRACE_KEYS) {
+      const value = trace[key];
+      if (value !== undefined && (typeof value !== "string" || value.length > 512)) {
+        ctx.addIssue({ code: "custom", path: [key], message: "must be a string of at most 512 characters" });
+      }
+    }
+    const extra = Object.keys(trace).filter((k) => !(TRACE_KEYS as readonly string[]).includes(k));
+    if (extra.length > 16) ctx.addIssue({ code: "custom", message: "at most 16 custom trace keys" });
+    for (const key of extra) {
+      const value = trace[key];
+      if (typeof value === "string" && value.length > 512) {
+        ctx.addIssue({ code: "custom", path: [key], message: "values are at most 512 characters" });
+      }
+    }
+  })
+  .openapi({
+    description:
+      "Observability metadata; trace_id, trace_name, span_name, generation_name, parent_span_id are special",
+  });
+
+/** Passthrough configuration: `options` keyed by provider slug; only the chosen provider's entry is sent. */
+export const ProviderPassthroughSchema = z.object({
+  options: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+});
+
+export const EndUserSchema = z
+  .string()
+  .max(256)
+  .openapi({ description: "End-user identifier; logged, never sent to the provider" });
+export const SessionIdSchema = z.string().max(256);
+
+/** An https URL or a base64 data URL of the given media kind. */
+export function mediaUrl(kind: "image" | "audio" | "video") {
+  return z.string().refine(
+    (u) => {
+      if (u.startsWith("data:"))
+        return new RegExp(`^data:${kind}/[\\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$`).test(u);
+      try {
+        return new URL(u).protocol === "https:";
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be an https URL or a base64 data:${kind}/... URL` },
+  );
+}

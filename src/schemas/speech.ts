@@ -1,0 +1,68 @@
+// POST /audio/speech: the request body (field names as @openrouter/sdk and the openai client send them).
+import { z } from "@hono/zod-openapi";
+import { EndUserSchema, ProviderPassthroughSchema, SessionIdSchema, TraceSchema } from "./media-common";
+
+export const SPEECH_FORMATS = ["mp3", "pcm"] as const;
+export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
+export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
+  mp3: "audio/mpeg",
+  pcm: "audio/pcm",
+};
+
+/** Longest input accepted; also bounds the worst-case cost reserved before the upstream call. */
+export const MAX_SPEECH_INPUT_CHARS = 100_000;
+
+const AUDIO_DATA = /^(data:audio\/[\w.+-]+;base64,)?[A-Za-z0-9+/]+={0,2}$/;
+
+const ReferenceAudioSchema = z.object({
+  type: z.literal("input_audio"),
+  input_audio: z.object({
+    data: z
+      .string()
+      .min(1)
+      .max(20 * 1024 * 1024, "reference audio is at most 20 MiB of base64")
+      .regex(AUDIO_DATA, "must be base64 audio, optionally as a data:audio/...;base64, URL"),
+    format: z.string().max(16).optional(),
+  }),
+});
+
+const ReferenceTextSchema = z.object({
+  type: z.literal("text"),
+  text: z.string().min(1).max(10_000),
+});
+
+/** Exactly one audio part, optionally followed by one transcript part. */
+export const SpeechReferencesSchema = z
+  .array(z.discriminatedUnion("type", [ReferenceAudioSchema, ReferenceTextSchema]))
+  .min(1)
+  .max(2)
+  .superRefine((parts, ctx) => {
+    if (parts[0]?.type !== "input_audio") {
+      ctx.addIssue({
+        code: "custom",
+        path: [0],
+        message: "the first part must be the input_audio voice sample",
+      });
+    }
+    if (parts.filter((p) => p.type === "input_audio").length !== 1) {
+      ctx.addIssue({ code: "custom", message: "exactly one input_audio part is required" });
+    }
+  });
+
+export const SpeechRequestSchema = z
+  .object({
+    input: z.string().min(1, "input must not be empty").max(MAX_SPEECH_INPUT_CHARS),
+    model: z.string().min(1),
+    voice: z.string().min(1, "voice must be at least 1 character").max(256),
+    response_format: z.enum(SPEECH_FORMATS).default("mp3"),
+    speed: z.number().min(0.25).max(4).optional(),
+    input_references: SpeechReferencesSchema.optional(),
+    provider: ProviderPassthroughSchema.optional(),
+    trace: TraceSchema.optional(),
+    session_id: SessionIdSchema.optional(),
+    user: EndUserSchema.optional(),
+  })
+  .openapi("SpeechRequest");
+
+export type SpeechRequest = z.infer<typeof SpeechRequestSchema>;

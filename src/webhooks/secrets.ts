@@ -1,0 +1,102 @@
+// Per-workspace webhook signing secrets: stored AES-GCM encrypted, rotated with a grace period for the old one.
+import { eq } from "drizzle-orm";
+import { getDb, tables } from "../db/client";
+import type { Bindings } from "../env";
+import { ApiError } from "../lib/errors";
+import { newWebhookSecret } from "./signing";
+
+const { workspaces } = tables;
+
+/** After a rotation, deliveries are signed with both secrets for this long so receivers can switch over. */
+export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function masterKeys(env: Bindings): Record<string, string> {
+  if (!env.BYOK_MASTER_KEYS) throw new ApiError(500, "Webhook signing is not configured");
+  return JSON.parse(env.BYOK_MASTER_KEYS) as Record<string, string>;
+}
+
+async function importKey(b64: string): Promise<CryptoKey> {
+  const raw = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  return crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
+}
+
+const b64 = (bytes: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
+const unb64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+const aad = (workspaceId: string) => encoder.encode(`webhook-secret:${workspaceId}`);
+
+/** `<key version>:<iv>:<ciphertext>`, the AAD binding it to its workspace. */
+export async function sealSecret(env: Bindings, workspaceId: string, secret: string): Promise<string> {
+  const keys = masterKeys(env);
+  const version = Object.keys(keys).sort((a, b) => Number(b) - Number(a))[0]!;
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const ct = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: aad(workspaceId) },
+    await importKey(keys[version]!),
+    encoder.encode(secret),
+  );
+  return `${version}:${b64(iv)}:${b64(ct)}`;
+}
+
+export async function openSecret(env: Bindings, workspaceId: string, sealed: string): Promise<string> {
+  const [version, iv, ct] = sealed.split(":");
+  const key = masterKeys(env)[version ?? ""];
+  if (!key || !iv || !ct) throw new Error("webhook secret sealed under an unknown key version");
+  const plain = await crypto.subtle.decrypt(
+    { name: "AES-GCM", iv: unb64(iv), additionalData: aad(workspaceId) },
+    await importKey(key),
+    unb64(ct),
+  );
+  return decoder.decode(plain);
+}
+
+/** Creates the first secret or replaces the current one; the old one keeps signing for the grace period. */
+export async function rotateWorkspaceSecret(env: Bindings, workspaceId: string): Promise<string> {
+  const db = getDb(env.DB);
+  const row = await db
+    .select({ current: workspaces.webhookSecretCiphertext })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId))
+    .get();
+  if (!row) throw new ApiError(404, "Workspace not found");
+  const secret = newWebhookSecret();
+  await db
+    .update(workspaces)
+    .set({
+      webhookSecretCiphertext: await sealSecret(env, workspaceId, secret),
+      webhookSecretPreviousCiphertext: row.current,
+      webhookSecretRotatedAt: row.current ? new Date().toISOString() : null,
+    })
+    .where(eq(workspaces.id, workspaceId));
+  return secret;
+}
+
+/**
+ * The secrets a delivery is signed with: the current one, plus the previous one during the grace
+ * period after a rotation. A workspace that never created one gets one now (it learns it by rotating).
+ */
+export async function signingSecrets(
+  env: Bindings,
+  workspaceId: string,
+  now = Date.now(),
+): Promise<string[]> {
+  const db = getDb(env.DB);
+  const row = await db
+    .select({
+      current: workspaces.webhookSecretCiphertext,
+      previous: workspaces.webhookSecretPreviousCiphertext,
+      rotatedAt: workspaces.webhookSecretRotatedAt,
+    })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId))
+    .get();
+  if (!row) return [];
+  if (!row.current) return [await rotateWorkspaceSecret(env, workspaceId)];
+  const out = [await openSecret(env, workspaceId, row.current)];
+  if (row.previous && row.rotatedAt && now - Date.parse(row.rotatedAt) < ROTATION_GRACE_MS) {
+    out.push(await openSecret(env, workspaceId, row.previous));
+  }
+  return out;
+}

@@ -1,0 +1,77 @@
+// Standard Webhooks signatures: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under a `whsec_` secret.
+
+const SECRET_PREFIX = "whsec_";
+const encoder = new TextEncoder();
+
+function toBase64(bytes: Uint8Array): string {
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin);
+}
+
+function fromBase64(text: string): Uint8Array {
+  const bin = atob(text);
+  return Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
+}
+
+/** A fresh signing secret: `whsec_` followed by 32 random bytes in base64. */
+export function newWebhookSecret(): string {
+  return SECRET_PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+export function isWebhookSecret(value: string): boolean {
+  if (!value.startsWith(SECRET_PREFIX)) return false;
+  try {
+    return fromBase64(value.slice(SECRET_PREFIX.length)).byteLength >= 24;
+  } catch {
+    return false;
+  }
+}
+
+/** A message id: stable across retries of one event so receivers can deduplicate. */
+export function newWebhookId(): string {
+  return `msg_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/** One `v1,<sig>` entry per secret, space separated, as receivers accept during a rotation. */
+export async function signWebhook(
+  secrets: string[],
+  webhookId: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<string> {
+  const signed = encoder.encode(`${webhookId}.${timestampSeconds}.${body}`);
+  const parts = await Promise.all(
+    secrets.map(async (secret) => {
+      const key = await crypto.subtle.importKey(
+        "raw",
+        fromBase64(secret.slice(SECRET_PREFIX.length)),
+        { name: "HMAC", hash: "SHA-256" },
+        false,
+        ["sign"],
+      );
+      const mac = await crypto.subtle.sign("HMAC", key, signed);
+      return `v1,${toBase64(new Uint8Array(mac))}`;
+    }),
+  );
+  return parts.join(" ");
+}
+
+/** The three Standard Webhooks headers for one delivery. */
+export async function webhookHeaders(
+  secrets: string[],
+  webhookId: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<Record<string, string>> {
+  return {
+    "webhook-id": webhookId,
+    "webhook-timestamp": String(timestampSeconds),
+    "webhook-signature": await signWebhook(secrets, webhookId, timestampSeconds, body),
+  };
+}
+
+/** Secrets shown to users are masked: the prefix and the last four characters. */
+export function maskSecret(secret: string): string {
+  return `${SECRET_PREFIX}...${secret.slice(-4)}`;
+}
