@@ -1,8 +1,8 @@
 // `npm start[:region]`: migrate and seed the local D1 state, then serve one regional deployment locally.
 // Every region shares the same local state (.wrangler/state), so a key works on any ingress.
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { accountSql, applyMigrations, creditsSql, executeSql, keySql, newKey, quiet } from "./lib/d1.mjs";
 
 const region = process.argv[2] ?? "global";
@@ -37,6 +37,28 @@ function devVars() {
   writeFileSync(".dev.vars", `BYOK_MASTER_KEYS={"1":"${key}"}\nPROVIDER_KEYS={}\n`);
 }
 
+/**
+ * Until the first production deploy the schema is a single initial migration that is rebuilt on change
+ * (scripts/db-generate.mjs), so local D1 state made from an older version is reset rather than patched.
+ */
+function resetStaleLocalD1() {
+  const dir = "schema/migrations";
+  const digest = createHash("sha256");
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith(".sql"))
+    .sort())
+    digest.update(readFileSync(`${dir}/${f}`));
+  const stamp = ".wrangler/state/migrations.sha256";
+  const current = digest.digest("hex");
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") !== current) {
+    console.log("Schema changed since the local database was made: resetting local D1 state.");
+    rmSync(".wrangler/state/v3/d1", { recursive: true, force: true });
+  }
+  mkdirSync(".wrangler/state", { recursive: true });
+  writeFileSync(stamp, current);
+}
+
+resetStaleLocalD1();
 applyMigrations();
 const keys = devKeys();
 executeSql([

@@ -5,7 +5,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const quiet = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+// No telemetry, no prompts, and no fetch of the `Request.cf` placeholder from the internet.
+export const quiet = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "true",
+};
 
 export function wrangler(args, { capture = false } = {}) {
   return execFileSync("npx", ["wrangler", ...args], {
