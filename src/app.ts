@@ -6,6 +6,7 @@ import type { AppEnv } from "./env";
 import { ApiError, errorEnvelope } from "./lib/errors";
 import { createRouter } from "./lib/openapi";
 import { RouteTable } from "./lib/route-table";
+import { abuseProtection } from "./middleware/abuse";
 import { requireAuth } from "./middleware/auth";
 import { jsonBody } from "./middleware/body";
 import { enforceRegion } from "./middleware/region";
@@ -56,8 +57,10 @@ app.use("*", async (c, next) => {
 app.use(`${API_PREFIX}/*`, async (c, next) => {
   if (PUBLIC_PATHS.has(c.req.path)) return next();
   await requireAuth(c, async () => {
-    await enforceRegion(c, async () => {
-      await jsonBody(c, next);
+    await abuseProtection(c, async () => {
+      await enforceRegion(c, async () => {
+        await jsonBody(c, next);
+      });
     });
   });
 });

@@ -1,4 +1,37 @@
-// Credits routes.
-import { createRouter } from "../lib/openapi";
+// GET /credits: the account's total credits purchased and total credit usage (management keys, as in the SDK).
+import { createRoute, z } from "@hono/zod-openapi";
+import { ledgerFor } from "../billing/usage";
+import { microsToUsd } from "../lib/money";
+import { createRouter, errorResponses, jsonContent } from "../lib/openapi";
+import { requireManagementKey } from "../middleware/auth";
 
-export const creditsRoutes = createRouter();
+export const CreditsSchema = z
+  .object({
+    total_credits: z.number().openapi({ description: "All-time credits purchased, USD" }),
+    total_usage: z
+      .number()
+      .openapi({ description: "All-time settled spend on credits, USD (BYOK excluded)" }),
+  })
+  .openapi("Credits");
+
+const route = createRoute({
+  method: "get",
+  path: "/credits",
+  tags: ["Credits"],
+  summary: "Total credits purchased and used",
+  security: [{ bearer: [] }],
+  middleware: requireManagementKey,
+  responses: {
+    200: jsonContent(z.object({ data: CreditsSchema }), "Credits purchased and used"),
+    ...errorResponses(401, 403, 500),
+  },
+});
+
+export const creditsRoutes = createRouter().openapi(route, async (c) => {
+  const { account } = c.get("auth");
+  const figures = await ledgerFor(c.env, account.id).credits(account.id);
+  return c.json(
+    { data: { total_credits: microsToUsd(figures.purchased), total_usage: microsToUsd(figures.spent) } },
+    200,
+  );
+});
