@@ -50,6 +50,8 @@ export const CapabilitiesSchema = z.strictObject({
   resolutions: z.array(z.enum(VIDEO_RESOLUTIONS)).optional(),
   aspect_ratios: z.array(z.enum(ASPECT_RATIOS)).optional(),
   seed: z.boolean().optional(),
+  /** A video upscaling model (accepts creativity and upscale_factor; generation models refuse them). */
+  upscale: z.boolean().optional(),
 });
 export type Capabilities = z.infer<typeof CapabilitiesSchema>;
 
