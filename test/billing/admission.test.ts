@@ -56,7 +56,7 @@ describe("admission under concurrency", () => {
 
   it("a free-model burst of 5L admits exactly L in the minute; every 429 carries the rate-limit headers", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
-    const fixed = Date.UTC(2026, 5, 10, 12, 0, 30);
+    const fixed = Date.UTC(2031, 5, 10, 12, 0, 30);
     await setLedgerClock(acct.accountId, fixed);
     const auth = await authFor(acct.apiKeyHash);
     const burst = await Promise.all(
@@ -73,7 +73,7 @@ describe("admission under concurrency", () => {
       expect(err.headers).toEqual({
         "X-RateLimit-Limit": "20",
         "X-RateLimit-Remaining": "0",
-        "X-RateLimit-Reset": String(Date.UTC(2026, 5, 10, 12, 1, 0)),
+        "X-RateLimit-Reset": String(Date.UTC(2031, 5, 10, 12, 1, 0)),
         "Retry-After": "30",
       });
     }
@@ -100,7 +100,7 @@ describe("admission under concurrency", () => {
     const dayRefusals = third.filter((r): r is ApiError => r instanceof ApiError);
     expect(third.length - dayRefusals.length).toBe(10);
     expect(dayRefusals[0]!.headers?.["X-RateLimit-Limit"]).toBe("50");
-    expect(dayRefusals[0]!.headers?.["X-RateLimit-Reset"]).toBe(String(Date.UTC(2026, 5, 11)));
+    expect(dayRefusals[0]!.headers?.["X-RateLimit-Reset"]).toBe(String(Date.UTC(2031, 5, 11)));
     // BYOK requests and exempt endpoints are not gated.
     await outcome(admit(env, auth, request({ isFreeModel: true, byok: true, worstCaseMicros: 0 }))).then(
       (r) => expect(r).not.toBeInstanceOf(ApiError),

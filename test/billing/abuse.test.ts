@@ -1,0 +1,44 @@
+// Coarse abuse protection: the Workers Rate Limiting binding's verdict becomes a 429 with the limit headers.
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import app from "../../src/app";
+import { createAccount } from "../helpers/accounts";
+import { BASE, errorOf } from "../helpers/http";
+
+function fetchWithLimiter(apiKey: string, success: boolean, seen: string[]) {
+  const limiter: RateLimit = {
+    limit: async ({ key }) => {
+      seen.push(key);
+      return { success };
+    },
+  };
+  const ctx = createExecutionContext();
+  const req = new Request(`${BASE}/key`, { headers: { Authorization: `Bearer ${apiKey}` } });
+  return app.fetch(req, { ...env, REGION: "global", ABUSE_LIMITER: limiter }, ctx).then(async (res) => {
+    await waitOnExecutionContext(ctx);
+    return res;
+  });
+}
+
+describe("abuse protection", () => {
+  it("answers 429 with X-RateLimit-* and Retry-After when the binding refuses the key", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    const seen: string[] = [];
+    const res = await fetchWithLimiter(acct.apiKey, false, seen);
+    expect(res.status).toBe(429);
+    expect(res.headers.get("X-RateLimit-Limit")).toBe("1200");
+    expect(res.headers.get("X-RateLimit-Remaining")).toBe("0");
+    expect(Number(res.headers.get("X-RateLimit-Reset"))).toBeGreaterThan(Date.now());
+    expect(res.headers.get("Retry-After")).toBe("60");
+    expect((await errorOf(res)).message).toMatch(/exceeds reasonable usage/);
+    // Counted per key hash, never the key itself.
+    expect(seen).toEqual([acct.apiKeyHash]);
+  });
+
+  it("lets requests through, without rate-limit headers, when the binding allows them", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    const res = await fetchWithLimiter(acct.apiKey, true, []);
+    expect(res.status).toBe(200);
+    expect([...res.headers.keys()].filter((h) => h.startsWith("x-ratelimit"))).toEqual([]);
+  });
+});
