@@ -1,4 +1,142 @@
-// Presets routes.
-import { createRouter } from "../lib/openapi";
+// The presets API: create a preset (or its next version) from a responses body, and read presets and versions.
+import { createRoute, z } from "@hono/zod-openapi";
+import { getDb } from "../db/client";
+import {
+  createPresetVersion,
+  findPreset,
+  findPresetVersion,
+  findPresetWithVersion,
+  listPresets,
+  listPresetVersions,
+  presetVersionToWire,
+} from "../db/presets";
+import { notFound } from "../lib/errors";
+import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { nowIso } from "../lib/time";
+import { requireManagementKey } from "../middleware/auth";
+import { requireJsonBody } from "../middleware/require-body";
+import {
+  PresetPageQuerySchema,
+  PresetSchema,
+  PresetSlugParamSchema,
+  PresetVersionParamSchema,
+  PresetVersionSchema,
+  PresetWithVersionSchema,
+} from "../schemas/presets";
+import { presetConfigOf, ResponsesRequestSchema } from "../schemas/responses-request";
 
-export const presetsRoutes = createRouter();
+const common = { tags: ["Presets"], security: [{ bearer: [] }] };
+
+const createFromResponses = createRoute({
+  ...common,
+  method: "post",
+  path: "/presets/{slug}/responses",
+  summary: "Create a preset, or a new designated version of it, from a responses request body",
+  description:
+    "Management key required. Only the fields that belong to a preset config persist; `instructions` becomes the system prompt; `input`, `stream`, `messages` and other fields are ignored.",
+  middleware: [requireManagementKey, requireJsonBody] as const,
+  request: { params: PresetSlugParamSchema, body: jsonBody(ResponsesRequestSchema) },
+  responses: {
+    200: jsonContent(
+      z.object({ data: PresetWithVersionSchema }),
+      "The preset with its new designated version",
+    ),
+    ...errorResponses(400, 401, 403, 404, 409, 500),
+  },
+});
+
+const list = createRoute({
+  ...common,
+  method: "get",
+  path: "/presets",
+  summary: "List the workspace's presets, newest first",
+  request: { query: PresetPageQuerySchema },
+  responses: {
+    200: jsonContent(z.object({ data: z.array(PresetSchema), total_count: z.int() }), "Presets"),
+    ...errorResponses(400, 401, 500),
+  },
+});
+
+const get = createRoute({
+  ...common,
+  method: "get",
+  path: "/presets/{slug}",
+  summary: "Get a preset with its designated version",
+  request: { params: PresetSlugParamSchema },
+  responses: {
+    200: jsonContent(z.object({ data: PresetWithVersionSchema }), "The preset"),
+    ...errorResponses(400, 401, 404, 500),
+  },
+});
+
+const listVersions = createRoute({
+  ...common,
+  method: "get",
+  path: "/presets/{slug}/versions",
+  summary: "List a preset's versions, newest first",
+  request: { params: PresetSlugParamSchema, query: PresetPageQuerySchema },
+  responses: {
+    200: jsonContent(z.object({ data: z.array(PresetVersionSchema), total_count: z.int() }), "Versions"),
+    ...errorResponses(400, 401, 404, 500),
+  },
+});
+
+const getVersion = createRoute({
+  ...common,
+  method: "get",
+  path: "/presets/{slug}/versions/{version}",
+  summary: "Get one version of a preset",
+  request: { params: PresetVersionParamSchema },
+  responses: {
+    200: jsonContent(z.object({ data: PresetVersionSchema }), "The version"),
+    ...errorResponses(400, 401, 404, 500),
+  },
+});
+
+const presetNotFound = (slug: string) => notFound(`Preset '${slug}' not found`);
+
+export const presetsRoutes = createRouter()
+  .openapi(createFromResponses, async (c) => {
+    const { slug } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const { key, account } = c.get("auth");
+    const { config, systemPrompt } = presetConfigOf(body);
+    const data = await createPresetVersion(getDb(c.env.DB), {
+      accountId: account.id,
+      workspaceId: key.workspaceId,
+      slug,
+      creatorId: key.creatorUserId ?? account.id,
+      config,
+      systemPrompt,
+      now: nowIso(),
+    });
+    return c.json({ data }, 200);
+  })
+  .openapi(list, async (c) => {
+    const page = c.req.valid("query");
+    const result = await listPresets(getDb(c.env.DB), c.get("auth").key.workspaceId, page);
+    return c.json(result, 200);
+  })
+  .openapi(get, async (c) => {
+    const { slug } = c.req.valid("param");
+    const data = await findPresetWithVersion(getDb(c.env.DB), c.get("auth").key.workspaceId, slug);
+    if (!data) throw presetNotFound(slug);
+    return c.json({ data }, 200);
+  })
+  .openapi(listVersions, async (c) => {
+    const { slug } = c.req.valid("param");
+    const page = c.req.valid("query");
+    const db = getDb(c.env.DB);
+    const preset = await findPreset(db, c.get("auth").key.workspaceId, slug);
+    if (!preset) throw presetNotFound(slug);
+    return c.json(await listPresetVersions(db, preset.id, page), 200);
+  })
+  .openapi(getVersion, async (c) => {
+    const { slug, version } = c.req.valid("param");
+    const db = getDb(c.env.DB);
+    const preset = await findPreset(db, c.get("auth").key.workspaceId, slug);
+    if (!preset) throw presetNotFound(slug);
+    const row = await findPresetVersion(db, preset.id, version);
+    if (!row) throw notFound(`Preset '${slug}' has no version ${version}`);
+    return c.json({ data: presetVersionToWire(row) }, 200);
+  });
