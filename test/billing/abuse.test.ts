@@ -5,7 +5,7 @@ import app from "../../src/app";
 import { createAccount } from "../helpers/accounts";
 import { BASE, errorOf } from "../helpers/http";
 
-function fetchWithLimiter(apiKey: string, success: boolean, seen: string[]) {
+async function fetchWithLimiter(apiKey: string, success: boolean, seen: string[]) {
   const limiter: RateLimit = {
     limit: async ({ key }) => {
       seen.push(key);
@@ -14,10 +14,9 @@ function fetchWithLimiter(apiKey: string, success: boolean, seen: string[]) {
   };
   const ctx = createExecutionContext();
   const req = new Request(`${BASE}/key`, { headers: { Authorization: `Bearer ${apiKey}` } });
-  return app.fetch(req, { ...env, REGION: "global", ABUSE_LIMITER: limiter }, ctx).then(async (res) => {
-    await waitOnExecutionContext(ctx);
-    return res;
-  });
+  const res = await app.fetch(req, { ...env, REGION: "global", ABUSE_LIMITER: limiter }, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
 }
 
 describe("abuse protection", () => {
