@@ -1,0 +1,106 @@
+// The ledger end to end through POST /embeddings (sandbox model): exact caps, free-model bursts, regions.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import catalog from "../../catalog/catalog.json";
+import { getAdapter } from "../../src/providers/registry";
+import { createAccount, createKey } from "../helpers/accounts";
+import { call, errorOf } from "../helpers/http";
+import { setLedgerClock } from "./fixtures";
+
+const TEXT = "x".repeat(1_000);
+/** The route reserves the worst case over its planned endpoints: one token per character at the dearest price. */
+const RESERVE = Math.max(
+  ...catalog.models
+    .find((m) => m.slug === "sandbox/embed-small")!
+    .endpoints.map((e) => Math.ceil(TEXT.length * (e.pricing as { input_token: number }).input_token)),
+);
+
+function countUpstreamCalls() {
+  const adapter = getAdapter("sandbox")!;
+  return vi.spyOn(adapter, "embeddings");
+}
+
+const embed = (key: string, model: string, region?: "global" | "europe") =>
+  call("/embeddings", { method: "POST", key, region, body: { model, input: TEXT } });
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("ledger through POST /embeddings", () => {
+  it("admits exactly floor(C/R) of 200 concurrent requests, the rest 402 with no upstream call", async () => {
+    const acct = await createAccount({ creditsUsd: 10 });
+    const capMicros = 500;
+    const key = await createKey(acct, { limitUsd: capMicros / 1e6 });
+    const upstream = countUpstreamCalls();
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, () => embed(key.key, "sandbox/embed-small")),
+    );
+    const ok = responses.filter((r) => r.status === 200);
+    const refused = responses.filter((r) => r.status !== 200);
+    expect(ok).toHaveLength(Math.floor(capMicros / RESERVE));
+    expect(upstream).toHaveBeenCalledTimes(ok.length);
+    for (const res of refused) {
+      expect(res.status).toBe(402);
+      expect([...res.headers.keys()].some((h) => h.startsWith("x-ratelimit"))).toBe(false);
+      expect((await errorOf(res)).message).toMatch(/credit limit reached/);
+    }
+    for (const res of ok) {
+      expect([...res.headers.keys()].some((h) => h.startsWith("x-ratelimit"))).toBe(false);
+      await res.body?.cancel();
+    }
+    const info = ((await (await call("/key", { key: key.key })).json()) as { data: { usage: number } }).data;
+    expect(info.usage).toBeGreaterThan(0);
+    expect(info.usage).toBeLessThanOrEqual(capMicros / 1e6);
+  }, 60_000);
+
+  it("a burst of 5L on a free model admits exactly L; every 429 has the headers and made no upstream call", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await setLedgerClock(acct.accountId, Date.UTC(2031, 0, 15, 8, 30, 10));
+    const upstream = countUpstreamCalls();
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, () => embed(acct.apiKey, "sandbox/embed-small:free")),
+    );
+    const ok = responses.filter((r) => r.status === 200);
+    expect(ok).toHaveLength(20);
+    expect(upstream).toHaveBeenCalledTimes(20);
+    for (const res of responses.filter((r) => r.status !== 200)) {
+      expect(res.status).toBe(429);
+      expect(res.headers.get("X-RateLimit-Limit")).toBe("20");
+      expect(res.headers.get("X-RateLimit-Remaining")).toBe("0");
+      expect(res.headers.get("X-RateLimit-Reset")).toBe(String(Date.UTC(2031, 0, 15, 8, 31, 0)));
+      expect(res.headers.get("Retry-After")).toBe("50");
+      await errorOf(res);
+    }
+    const info = (
+      (await (await call("/key", { key: acct.apiKey })).json()) as {
+        data: { free_model_daily_requests: unknown };
+      }
+    ).data;
+    expect(info.free_model_daily_requests).toEqual({ limit: 50, remaining: 30, used: 20 });
+  }, 60_000);
+
+  it("refuses a free model with 402 when the balance is not above zero", async () => {
+    const acct = await createAccount();
+    const upstream = countUpstreamCalls();
+    const res = await embed(acct.apiKey, "sandbox/embed-small:free");
+    expect(res.status).toBe(402);
+    expect((await errorOf(res)).message).toMatch(/Add credits/);
+    expect(upstream).not.toHaveBeenCalled();
+  });
+
+  it("shows at the global ingress the spend made through europe", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    const key = await createKey(acct, { limitUsd: 0.01 });
+    const res = await embed(key.key, "sandbox/embed-small", "europe");
+    expect(res.status).toBe(200);
+    const cost = ((await res.json()) as { usage: { cost: number } }).usage.cost;
+    expect(cost).toBeGreaterThan(0);
+    const global = (
+      (await (await call("/key", { key: key.key, region: "global" })).json()) as {
+        data: { usage: number; limit_remaining: number };
+      }
+    ).data;
+    expect(global.usage).toBeCloseTo(cost, 9);
+    expect(global.limit_remaining).toBeCloseTo(0.01 - cost, 9);
+  });
+});
