@@ -34,8 +34,9 @@ const api = createRouter()
   .route("/", byokRoutes)
   .route("/", embeddingsRoutes)
   .route("/", speechRoutes)
-  .route("/", videosRoutes)
+  // Before videos: GET /videos/models must not be taken for GET /videos/{id}.
   .route("/", modelsRoutes)
+  .route("/", videosRoutes)
   .route("/", creditsRoutes);
 
 const app = new OpenAPIHono<AppEnv>();

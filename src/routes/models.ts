@@ -1,4 +1,131 @@
-// Models routes.
-import { createRouter } from "../lib/openapi";
+// Model discovery from the catalog: GET /models, GET /embeddings/models, GET /videos/models.
+import { createRoute, type z } from "@hono/zod-openapi";
+import { getCatalog } from "../catalog/cache";
+import type { CatalogEndpointEntry, CatalogModelEntry } from "../catalog/types";
+import { createRouter, errorResponses, jsonContent } from "../lib/openapi";
+import {
+  type ModelSchema,
+  ModelsListSchema,
+  type VideoModelSchema,
+  VideoModelsListSchema,
+} from "../schemas/models";
 
-export const modelsRoutes = createRouter();
+const common = { method: "get" as const, tags: ["Models"], security: [{ bearer: [] }] };
+
+const listModels = createRoute({
+  ...common,
+  path: "/models",
+  summary: "List every model in the catalog (embeddings, speech, video)",
+  responses: { 200: jsonContent(ModelsListSchema, "Models"), ...errorResponses(401, 500) },
+});
+const listEmbeddingsModels = createRoute({
+  ...common,
+  path: "/embeddings/models",
+  summary: "List embeddings models",
+  responses: { 200: jsonContent(ModelsListSchema, "Embeddings models"), ...errorResponses(401, 500) },
+});
+const listVideoModels = createRoute({
+  ...common,
+  path: "/videos/models",
+  summary: "List video generation models",
+  responses: { 200: jsonContent(VideoModelsListSchema, "Video models"), ...errorResponses(401, 500) },
+});
+
+/** Micro-dollars per unit as USD per unit, without float noise (0.02 -> "0.00000002"). */
+export function usdString(micros: number): string {
+  const fixed = (micros / 1e6).toFixed(14).replace(/0+$/, "").replace(/\.$/, "");
+  return fixed === "" ? "0" : fixed;
+}
+
+const union = <T>(
+  eps: CatalogEndpointEntry[],
+  pick: (e: CatalogEndpointEntry) => T[] | undefined,
+): T[] | null => {
+  const all = eps.flatMap((e) => pick(e) ?? []);
+  return all.length ? [...new Set(all)] : null;
+};
+
+const OUTPUT: Record<CatalogModelEntry["modality"], string> = {
+  embeddings: "embeddings",
+  speech: "audio",
+  video: "video",
+};
+
+const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
+  embeddings: ["dimensions", "encoding_format", "input_type"],
+  speech: ["voice", "response_format", "speed"],
+  video: ["aspect_ratio", "resolution", "duration", "seed"],
+};
+
+function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
+  const cheapest = m.endpoints[0]!;
+  const unit = cheapest.pricing.input_token ?? cheapest.pricing.character ?? 0;
+  return {
+    id: m.slug,
+    canonical_slug: m.canonicalSlug,
+    name: m.name,
+    created: m.created,
+    description: m.description,
+    context_length: m.contextLength,
+    architecture: {
+      modality: `${m.inputModalities.join("+")}->${OUTPUT[m.modality]}`,
+      input_modalities: m.inputModalities,
+      output_modalities: [OUTPUT[m.modality]],
+    },
+    pricing: {
+      prompt: usdString(unit),
+      completion: "0",
+      ...(cheapest.pricing.request ? { request: usdString(cheapest.pricing.request) } : {}),
+    },
+    top_provider: { context_length: m.contextLength, is_moderated: false },
+    per_request_limits: null,
+    supported_parameters: PARAMETERS[m.modality],
+    default_parameters: null,
+    supported_voices: m.modality === "speech" ? union(m.endpoints, (e) => e.capabilities.voices) : null,
+    links: { details: `/api/v1/models/${m.slug}/endpoints` },
+  };
+}
+
+function toVideoModel(m: CatalogModelEntry): z.infer<typeof VideoModelSchema> {
+  const seconds = m.endpoints[0]!.pricing.video_second;
+  return {
+    id: m.slug,
+    canonical_slug: m.canonicalSlug,
+    name: m.name,
+    created: m.created,
+    description: m.description,
+    allowed_passthrough_parameters: [],
+    creativity: null,
+    generate_audio: m.endpoints.some((e) => e.capabilities.audio_generation === true),
+    seed: m.endpoints.some((e) => e.capabilities.seed === true),
+    pricing_skus: seconds
+      ? Object.fromEntries(
+          Object.entries(seconds).map(([res, micros]) => [`per_second_${res}`, usdString(micros)]),
+        )
+      : null,
+    supported_aspect_ratios: union(m.endpoints, (e) => e.capabilities.aspect_ratios),
+    supported_durations: union(m.endpoints, (e) => e.capabilities.durations),
+    supported_frame_images: union(m.endpoints, (e) => e.capabilities.frame_images),
+    supported_resolutions: union(m.endpoints, (e) => e.capabilities.resolutions),
+    supported_sizes: null,
+    upscale_factor: null,
+  };
+}
+
+const list = (models: CatalogModelEntry[]) => ({
+  data: models.map(toModel),
+  links: { next: null },
+  total_count: models.length,
+});
+
+export const modelsRoutes = createRouter()
+  .openapi(listModels, async (c) => c.json(list((await getCatalog(c.env.DB)).models), 200))
+  .openapi(listEmbeddingsModels, async (c) =>
+    c.json(list((await getCatalog(c.env.DB)).models.filter((m) => m.modality === "embeddings")), 200),
+  )
+  .openapi(listVideoModels, async (c) =>
+    c.json(
+      { data: (await getCatalog(c.env.DB)).models.filter((m) => m.modality === "video").map(toVideoModel) },
+      200,
+    ),
+  );

@@ -1,0 +1,54 @@
+// Model discovery through @openrouter/sdk: its parsers prove the shapes; the catalog decides the content.
+import { describe, expect, it } from "vitest";
+import { usdString } from "../src/routes/models";
+import { createAccount } from "./helpers/accounts";
+import { call, errorOf } from "./helpers/http";
+import { sdkFor } from "./helpers/sdk";
+
+describe("model discovery", () => {
+  it("GET /models lists every modality with SDK-parseable entries", async () => {
+    const acct = await createAccount();
+    const out = (await sdkFor(acct.apiKey).models.list()).result;
+    const ids = out.data.map((m) => m.id);
+    expect(ids).toEqual(
+      expect.arrayContaining(["sandbox/embed-small", "sandbox/tts-mini:free", "sandbox/video-mini"]),
+    );
+    expect(out.totalCount).toBe(out.data.length);
+    const embed = out.data.find((m) => m.id === "sandbox/embed-small")!;
+    expect(embed.pricing.prompt).toBe("0.00000002");
+    expect(embed.architecture.outputModalities).toEqual(["embeddings"]);
+    const tts = out.data.find((m) => m.id === "sandbox/tts-mini")!;
+    expect(tts.supportedVoices).toContain("alloy");
+  });
+
+  it("GET /embeddings/models lists only embeddings models", async () => {
+    const acct = await createAccount();
+    const pages = await sdkFor(acct.apiKey).embeddings.listModels();
+    const ids = pages.result.data.map((m) => m.id);
+    expect(ids).toContain("sandbox/embed-small:free");
+    expect(ids).toContain("cohere/embed-v4.0");
+    expect(ids.some((id) => id.includes("tts") || id.includes("video"))).toBe(false);
+  });
+
+  it("GET /videos/models lists video models with their capabilities", async () => {
+    const acct = await createAccount();
+    const out = await sdkFor(acct.apiKey).videoGeneration.listVideosModels();
+    const mini = out.data.find((m) => m.id === "sandbox/video-mini")!;
+    expect(mini.supportedDurations).toEqual([2, 4, 8]);
+    expect(mini.supportedResolutions).toContain("720p");
+    expect(mini.pricingSkus).toMatchObject({ per_second_default: "0.05" });
+    expect(out.data.every((m) => !m.id.includes("embed"))).toBe(true);
+  });
+
+  it("requires an API key", async () => {
+    const res = await call("/models");
+    expect(res.status).toBe(401);
+    await errorOf(res);
+  });
+
+  it("prints prices without float noise", () => {
+    expect(usdString(0.02)).toBe("0.00000002");
+    expect(usdString(0)).toBe("0");
+    expect(usdString(1_500_000)).toBe("1.5");
+  });
+});
