@@ -34,7 +34,7 @@ describe("signatures", () => {
     const [a, b] = [newWebhookSecret(), newWebhookSecret()];
     const body = "{}";
     const headers = await webhookHeaders([a, b], "msg_1", Math.floor(Date.now() / 1000), body);
-    expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
+    expect(headers["webhook-signature"]!.split(" ")).toHaveLength(2);
     expect(new Webhook(a).verify(body, headers)).toEqual({});
     expect(new Webhook(b).verify(body, headers)).toEqual({});
   });

@@ -1,10 +1,18 @@
 // The adapter registry: catalog endpoints name an adapter; the router looks it up here and never names a provider.
 import { cohereAdapter } from "./cohere";
+import { elevenlabsAdapter } from "./elevenlabs";
+import { lroVideoAdapter } from "./lro-video";
 import { openAiCompatibleAdapter } from "./openai-compatible";
 import { sandboxAdapter } from "./sandbox";
 import type { Capability, ProviderAdapter } from "./types";
 
-const ADAPTERS: ProviderAdapter[] = [sandboxAdapter, openAiCompatibleAdapter, cohereAdapter];
+const ADAPTERS: ProviderAdapter[] = [
+  sandboxAdapter,
+  openAiCompatibleAdapter,
+  cohereAdapter,
+  elevenlabsAdapter,
+  lroVideoAdapter,
+];
 
 const byName = new Map(ADAPTERS.map((a) => [a.name, a]));
 

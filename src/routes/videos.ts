@@ -1,4 +1,187 @@
-// Video generation routes.
-import { createRouter } from "../lib/openapi";
+// Video generation routes: submit, poll, content, cancel, and the workspace's webhook settings.
+import { createRoute, z } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { getDb, tables } from "../db/client";
+import type { Bindings } from "../env";
+import { ApiError, conflict, notFound } from "../lib/errors";
+import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { requireManagementKey } from "../middleware/auth";
+import { toUpstreamError } from "../providers/errors";
+import {
+  ContentQuerySchema,
+  IdempotencyHeaderSchema,
+  RotatedSecretSchema,
+  UpdateWebhookSettingsSchema,
+  VideoIdParamSchema,
+  VideoJobSchema,
+  VideoRequestSchema,
+  WebhookSettingsSchema,
+} from "../schemas/videos";
+import { findAccountJob, jobToWire } from "../videos/store";
+import { submitVideo } from "../videos/submit";
+import { connect } from "../videos/upstream";
+import { ROTATION_GRACE_MS, rotateWorkspaceSecret } from "../webhooks/secrets";
 
-export const videosRoutes = createRouter();
+const common = { tags: ["Video generation"], security: [{ bearer: [] }] };
+const managed = { tags: ["Video generation"], security: [{ bearer: [] }], middleware: requireManagementKey };
+
+const getWebhook = createRoute({
+  ...managed,
+  method: "get",
+  path: "/videos/webhook",
+  summary: "The workspace's default completion webhook",
+  responses: {
+    200: jsonContent(z.object({ data: WebhookSettingsSchema }), "Settings"),
+    ...errorResponses(401, 403, 500),
+  },
+});
+
+const putWebhook = createRoute({
+  ...managed,
+  method: "put",
+  path: "/videos/webhook",
+  summary: "Set or clear the workspace's default completion webhook URL",
+  request: { body: jsonBody(UpdateWebhookSettingsSchema) },
+  responses: {
+    200: jsonContent(z.object({ data: WebhookSettingsSchema }), "Settings"),
+    ...errorResponses(400, 401, 403, 500),
+  },
+});
+
+const rotateSecret = createRoute({
+  ...managed,
+  method: "post",
+  path: "/videos/webhook/secret",
+  summary: "Create or rotate the webhook signing secret (shown only in this response)",
+  responses: {
+    200: jsonContent(z.object({ data: RotatedSecretSchema }), "The new secret"),
+    ...errorResponses(401, 403, 500),
+  },
+});
+
+const submit = createRoute({
+  ...common,
+  method: "post",
+  path: "/videos",
+  summary: "Submit a video generation job",
+  request: { body: jsonBody(VideoRequestSchema), headers: IdempotencyHeaderSchema },
+  responses: {
+    200: jsonContent(VideoJobSchema, "The accepted job, status pending"),
+    ...errorResponses(400, 401, 402, 403, 404, 409, 413, 429, 500),
+  },
+});
+
+const poll = createRoute({
+  ...common,
+  method: "get",
+  path: "/videos/{id}",
+  summary: "Poll a video job",
+  request: { params: VideoIdParamSchema },
+  responses: { 200: jsonContent(VideoJobSchema, "The job"), ...errorResponses(400, 401, 404, 500) },
+});
+
+const content = createRoute({
+  ...common,
+  method: "get",
+  path: "/videos/{id}/content",
+  summary: "Stream the finished video",
+  request: { params: VideoIdParamSchema, query: ContentQuerySchema },
+  responses: {
+    200: {
+      description: "The video",
+      content: { "video/mp4": { schema: z.string().openapi({ format: "binary" }) } },
+    },
+    ...errorResponses(400, 401, 404, 409, 500, 502),
+  },
+});
+
+const cancel = createRoute({
+  ...common,
+  method: "post",
+  path: "/videos/{id}/cancel",
+  summary: "Cancel an unfinished video job (its reservation is released)",
+  request: { params: VideoIdParamSchema },
+  responses: {
+    200: jsonContent(VideoJobSchema, "The cancelled job"),
+    ...errorResponses(400, 401, 404, 409, 500),
+  },
+});
+
+async function webhookSettings(d1: D1Database, workspaceId: string) {
+  const row = await getDb(d1)
+    .select({ url: tables.workspaces.videoWebhookUrl, secret: tables.workspaces.webhookSecretCiphertext })
+    .from(tables.workspaces)
+    .where(eq(tables.workspaces.id, workspaceId))
+    .get();
+  if (!row) throw notFound("Workspace not found");
+  return { url: row.url, secret_configured: row.secret != null };
+}
+
+const jobStub = (env: Bindings, id: string) => env.VIDEO_JOBS.get(env.VIDEO_JOBS.idFromName(id));
+
+// The static /videos/webhook paths are registered before /videos/{id} so they win the match.
+export const videosRoutes = createRouter()
+  .openapi(getWebhook, async (c) => {
+    return c.json({ data: await webhookSettings(c.env.DB, c.get("auth").key.workspaceId) }, 200);
+  })
+  .openapi(putWebhook, async (c) => {
+    const { url } = c.req.valid("json");
+    const workspaceId = c.get("auth").key.workspaceId;
+    await getDb(c.env.DB)
+      .update(tables.workspaces)
+      .set({ videoWebhookUrl: url })
+      .where(eq(tables.workspaces.id, workspaceId));
+    return c.json({ data: await webhookSettings(c.env.DB, workspaceId) }, 200);
+  })
+  .openapi(rotateSecret, async (c) => {
+    const workspaceId = c.get("auth").key.workspaceId;
+    const before = await webhookSettings(c.env.DB, workspaceId);
+    const secret = await rotateWorkspaceSecret(c.env, workspaceId);
+    const previousValidUntil = before.secret_configured
+      ? new Date(Date.now() + ROTATION_GRACE_MS).toISOString()
+      : null;
+    c.header("Cache-Control", "no-store");
+    return c.json({ data: { secret, previous_valid_until: previousValidUntil } }, 200);
+  })
+  .openapi(submit, async (c) => {
+    const key = c.req.valid("header")["idempotency-key"];
+    return c.json(await submitVideo(c.env, c.get("auth"), c.req.valid("json"), key), 200);
+  })
+  .openapi(poll, async (c) => {
+    const row = await findAccountJob(c.env.DB, c.get("auth").account.id, c.req.valid("param").id);
+    if (!row) throw notFound("Video job not found");
+    return c.json(jobToWire(row), 200);
+  })
+  .openapi(content, async (c) => {
+    const { id } = c.req.valid("param");
+    const index = c.req.valid("query").index ?? 0;
+    const row = await findAccountJob(c.env.DB, c.get("auth").account.id, id);
+    if (!row) throw notFound("Video job not found");
+    if (row.status !== "completed")
+      throw conflict(`The video job is ${row.status}; content exists only once it is completed`);
+    const job = await jobStub(c.env, id).contentTarget();
+    if (!job) throw new ApiError(500, "The video job has no record of its provider");
+    const current = job.current;
+    try {
+      // No deadline: the body streams for as long as the client reads; a client that leaves aborts it.
+      const { adapter, call } = await connect(c.env, job.workspaceId, job.region, current, c.req.raw.signal);
+      const upstream = await adapter.content(current.upstreamJobId, index, call);
+      const headers = new Headers({ "Content-Type": upstream.headers.get("Content-Type") ?? "video/mp4" });
+      const length = upstream.headers.get("Content-Length");
+      if (length) headers.set("Content-Length", length);
+      return new Response(upstream.body, { status: 200, headers });
+    } catch (err) {
+      const error = toUpstreamError(err, current.provider, false);
+      if (error.status === 404) throw notFound("The provider no longer has this video");
+      throw new ApiError(502, error.message, { provider_name: current.provider });
+    }
+  })
+  .openapi(cancel, async (c) => {
+    const { id } = c.req.valid("param");
+    const row = await findAccountJob(c.env.DB, c.get("auth").account.id, id);
+    if (!row) throw notFound("Video job not found");
+    const outcome = await jobStub(c.env, id).cancel();
+    if (!outcome.ok) throw conflict(`The video job is already ${outcome.status}`);
+    const fresh = await findAccountJob(c.env.DB, c.get("auth").account.id, id);
+    return c.json(jobToWire(fresh ?? row), 200);
+  });

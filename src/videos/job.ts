@@ -1,5 +1,278 @@
-// The video job Durable Object: one per job, driving its lifecycle with alarms.
+// The video job Durable Object: one per job, driving submit -> poll -> finish and the webhook with alarms.
 import { DurableObject } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { settle } from "../billing/admission";
+import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
+import { toUpstreamError } from "../providers/errors";
+import type { VideoPollResult } from "../providers/types";
+import { runAttempts } from "../routing/attempts";
+import { credentialResolver, workspaceByok } from "../routing/context";
+import { TERMINAL_STATUSES, type VideoStatus } from "../schemas/videos";
+import { attemptDelivery, mayRetry, retryDelayMs } from "../webhooks/delivery";
+import { newWebhookId } from "../webhooks/signing";
+import { JOB_TTL_MS, MAX_POLL_ERRORS, pollDelayMs, type VideoJobState, videoCostMicros } from "./state";
+import { jobToWire, syncJob } from "./store";
+import { attemptsFor, connect, UPSTREAM_CALL_MS, videoAdapterOf } from "./upstream";
 
-export class VideoJob extends DurableObject<Bindings> {}
+const KEY = "job";
+/** When a step fails unexpectedly (D1 or ledger unavailable), try again this soon. */
+const STEP_RETRY_MS = 5_000;
+
+export type CancelOutcome = { ok: true } | { ok: false; status: VideoStatus };
+
+/** What GET /videos/{id}/content needs to reach the provider that made the video. */
+export interface ContentTarget {
+  workspaceId: string;
+  region: string;
+  current: NonNullable<VideoJobState["current"]>;
+}
+
+export class VideoJob extends DurableObject<Bindings> {
+  private async load(): Promise<VideoJobState | undefined> {
+    return this.ctx.storage.get<VideoJobState>(KEY);
+  }
+
+  private async save(s: VideoJobState): Promise<void> {
+    await this.ctx.storage.put(KEY, s);
+  }
+
+  /** Stores the accepted job and runs its first step at once. Idempotent: a second start is ignored. */
+  async start(initial: VideoJobState): Promise<void> {
+    if (await this.load()) return;
+    await this.save(initial);
+    await this.ctx.storage.setAlarm(Date.now());
+  }
+
+  /** The full record, for tests and diagnostics (not serialisable over RPC: call it inside the object). */
+  async snapshot(): Promise<VideoJobState | undefined> {
+    return this.load();
+  }
+
+  async contentTarget(): Promise<ContentTarget | null> {
+    const s = await this.load();
+    return s?.current ? { workspaceId: s.workspaceId, region: s.region, current: s.current } : null;
+  }
+
+  /** Cancels an unfinished job (idempotent for a cancelled one); a finished job is left as it is. */
+  async cancel(): Promise<CancelOutcome> {
+    const s = await this.load();
+    if (!s) return { ok: false, status: "failed" };
+    if (s.status === "cancelled") return { ok: true };
+    if (TERMINAL_STATUSES.has(s.status)) return { ok: false, status: s.status };
+    await this.finish(s, "cancelled", { error: "Cancelled by the caller" });
+    await this.schedule(s);
+    return { ok: true };
+  }
+
+  override async alarm(): Promise<void> {
+    let s = await this.load();
+    if (!s) return;
+    try {
+      if (!s.synced) await this.sync(s);
+      const now = Date.now();
+      if (!TERMINAL_STATUSES.has(s.status)) {
+        if (now >= s.deadlineAt) await this.finish(s, "expired", { error: "The job did not finish in time" });
+        else if (!s.current) await this.submit(s);
+        else if ((s.nextPollAt ?? 0) <= now) await this.poll(s);
+      }
+      // A cancel may have landed while the step awaited the provider: continue from the stored state.
+      s = (await this.load()) ?? s;
+      if (s.webhook && !s.webhook.done && s.webhook.nextAt <= Date.now()) await this.deliver(s);
+    } catch (err) {
+      // D1 or the ledger failed mid-step: the state saved so far stands; try the step again soon.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "video job step failed",
+          job_id: s.id,
+          error: String(err),
+        }),
+      );
+      await this.ctx.storage.setAlarm(Date.now() + STEP_RETRY_MS);
+      return;
+    }
+    await this.schedule(s);
+  }
+
+  /** Whether the job was finished (cancelled) by another call while this step awaited the provider. */
+  private async endedMeanwhile(s: VideoJobState): Promise<boolean> {
+    const latest = await this.load();
+    return latest != null && latest.status !== s.status && TERMINAL_STATUSES.has(latest.status);
+  }
+
+  private async schedule(s: VideoJobState): Promise<void> {
+    const times: number[] = [];
+    if (!s.synced) times.push(Date.now() + STEP_RETRY_MS);
+    if (!TERMINAL_STATUSES.has(s.status)) times.push(Math.min(s.nextPollAt ?? Date.now(), s.deadlineAt));
+    if (s.webhook && !s.webhook.done) times.push(s.webhook.nextAt);
+    if (times.length) await this.ctx.storage.setAlarm(Math.min(...times));
+    else await this.ctx.storage.deleteAlarm();
+  }
+
+  private async sync(s: VideoJobState): Promise<void> {
+    await syncJob(this.env.DB, s);
+    s.synced = true;
+    await this.save(s);
+  }
+
+  /** Submits to the plan's endpoints in order, failing over like any inference request. */
+  private async submit(s: VideoJobState): Promise<void> {
+    const plan = { model: s.model, attempts: await attemptsFor(this.env, s.region, s.plan), rejections: [] };
+    const byok = await workspaceByok(this.env.DB, s.workspaceId);
+    const outcome = await runAttempts(plan, {
+      modality: "video",
+      resolveCredential: credentialResolver(this.env, byok),
+      call: (attempt, call) =>
+        videoAdapterOf(attempt.endpoint.adapter).submit(
+          { ...s.request, passthrough: s.providerOptions[attempt.endpoint.provider] },
+          call,
+        ),
+    });
+    if (await this.endedMeanwhile(s)) return;
+    if (!outcome.ok) {
+      await this.finish(s, "failed", { error: `Submission failed: ${outcome.error.message}` });
+      return;
+    }
+    s.current = {
+      modelSlug: outcome.attempt.model.slug,
+      endpointId: outcome.attempt.endpoint.id,
+      credential: outcome.attempt.credential,
+      provider: outcome.attempt.endpoint.provider,
+      upstreamJobId: outcome.value.upstreamJobId,
+    };
+    s.isByok = outcome.credential.source === "byok";
+    s.status = "in_progress";
+    s.nextPollAt = Date.now() + pollDelayMs(0);
+    await this.transition(s);
+  }
+
+  private async poll(s: VideoJobState): Promise<void> {
+    const current = s.current!;
+    let result: VideoPollResult;
+    try {
+      const signal = AbortSignal.timeout(UPSTREAM_CALL_MS);
+      const { adapter, call } = await connect(this.env, s.workspaceId, s.region, current, signal);
+      result = await adapter.poll(current.upstreamJobId, call);
+    } catch (err) {
+      if (await this.endedMeanwhile(s)) return;
+      const error = toUpstreamError(
+        err,
+        current.provider,
+        err instanceof Error && err.name === "TimeoutError",
+      );
+      s.pollErrors += 1;
+      if (!error.retryable || s.pollErrors >= MAX_POLL_ERRORS) {
+        await this.finish(s, "failed", { error: error.message });
+        return;
+      }
+      s.nextPollAt = Date.now() + pollDelayMs(s.polls + s.pollErrors);
+      await this.save(s);
+      return;
+    }
+    if (await this.endedMeanwhile(s)) return;
+    s.polls += 1;
+    s.pollErrors = 0;
+    if (result.status === "completed") {
+      await this.finish(s, "completed", { durationSeconds: result.durationSeconds });
+    } else if (result.status === "failed") {
+      await this.finish(s, "failed", { error: result.error ?? "The provider could not generate the video" });
+    } else {
+      s.nextPollAt = Date.now() + pollDelayMs(s.polls);
+      await this.save(s);
+    }
+  }
+
+  /**
+   * Ends the job: charges the real cost on completion or releases the reservation otherwise, writes
+   * the generation record, mirrors D1, and queues the webhook when a URL applies.
+   */
+  private async finish(
+    s: VideoJobState,
+    status: Exclude<VideoStatus, "pending" | "in_progress">,
+    detail: { error?: string; durationSeconds?: number },
+  ): Promise<void> {
+    let cost = 0;
+    if (status === "completed" && s.current) {
+      const [attempt] = await attemptsFor(this.env, s.region, [s.current]);
+      const seconds = detail.durationSeconds ?? s.billedDurationSeconds;
+      cost = attempt ? videoCostMicros(attempt.endpoint.pricing, s.resolution, seconds) : 0;
+    }
+    s.status = status;
+    s.error = status === "completed" ? null : (detail.error ?? null);
+    s.costMicros = status === "completed" ? cost : 0;
+    s.nextPollAt = null;
+    await this.save(s);
+    if (s.reservation) {
+      await settle(this.env, s.reservation, { actualMicros: s.costMicros, isByok: s.isByok });
+    }
+    await getDb(this.env.DB)
+      .insert(tables.generations)
+      .values({
+        id: s.generationId,
+        accountId: s.accountId,
+        workspaceId: s.workspaceId,
+        keyHash: s.keyHash,
+        modality: "video",
+        model: s.current?.modelSlug ?? s.model,
+        provider: s.current?.provider ?? null,
+        endpointId: s.current?.endpointId ?? null,
+        isByok: s.isByok,
+        status: status === "completed" ? "completed" : status === "cancelled" ? "cancelled" : "failed",
+        usage: {
+          video_seconds: status === "completed" ? (detail.durationSeconds ?? s.billedDurationSeconds) : 0,
+        },
+        costMicros: s.costMicros,
+        region: s.region,
+        metadata: s.trace,
+        user: s.user,
+        error: s.error,
+      })
+      .onConflictDoNothing();
+    const url = s.callbackUrl ?? (await this.workspaceWebhookUrl(s.workspaceId));
+    if (url && !s.webhook) {
+      const now = Date.now();
+      const data = jobToWire({ ...s, costMicros: s.costMicros });
+      s.webhook = {
+        webhookId: newWebhookId(),
+        url,
+        body: JSON.stringify({ type: `video.${status}`, timestamp: new Date(now).toISOString(), data }),
+        attempts: 0,
+        firstAt: now,
+        nextAt: now,
+        done: false,
+      };
+    }
+    await this.transition(s);
+  }
+
+  private async workspaceWebhookUrl(workspaceId: string): Promise<string | null> {
+    const row = await getDb(this.env.DB)
+      .select({ url: tables.workspaces.videoWebhookUrl })
+      .from(tables.workspaces)
+      .where(eq(tables.workspaces.id, workspaceId))
+      .get();
+    return row?.url ?? null;
+  }
+
+  /** Saves, then mirrors to D1; a failed mirror is retried by the next alarm. */
+  private async transition(s: VideoJobState): Promise<void> {
+    s.synced = false;
+    await this.save(s);
+    await this.sync(s);
+  }
+
+  private async deliver(s: VideoJobState): Promise<void> {
+    const hook = s.webhook!;
+    hook.attempts += 1;
+    const outcome = await attemptDelivery(
+      this.env,
+      { jobId: s.id, workspaceId: s.workspaceId, webhookId: hook.webhookId, url: hook.url, body: hook.body },
+      hook.attempts,
+    );
+    const now = Date.now();
+    if (outcome.ok || !outcome.retry || !mayRetry(hook.attempts, hook.firstAt, now)) hook.done = true;
+    else hook.nextAt = now + retryDelayMs(hook.attempts);
+    await this.save(s);
+  }
+}

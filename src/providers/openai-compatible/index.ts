@@ -3,12 +3,16 @@
 import type { ProviderAdapter } from "../types";
 import { openAiEmbeddings } from "./embeddings";
 import { bearer, type OpenAiCompatibleOptions } from "./options";
+import { openAiSpeech } from "./speech";
+import { openAiVideos } from "./video";
 
 export function createOpenAiCompatible(options: OpenAiCompatibleOptions): ProviderAdapter {
   return {
     name: options.name,
     requiresApiKey: true,
     embeddings: (req, call) => openAiEmbeddings(options, req, call),
+    speech: (req, call) => openAiSpeech(options, req, call),
+    videos: openAiVideos(options),
   };
 }
 

@@ -1,13 +1,18 @@
 // OpenAI-compatible text-to-speech (POST /audio/speech): the upstream audio body is returned untouched.
 import { upstreamErrorFromResponse } from "../errors";
 import type { CallContext, SpeechRequest, SpeechResult } from "../types";
+import type { OpenAiCompatibleOptions } from "./options";
 
 /**
  * Sends the OpenAI wire body. `speed` arrives only when the endpoint supports it; a cloning reference
  * goes out as OpenRouter-style `input_references` (OpenAI-compatible hosts that clone accept it);
  * passthrough options are merged last so they can set provider-only fields (e.g. `instructions`).
  */
-export async function openaiSpeech(request: SpeechRequest, call: CallContext): Promise<SpeechResult> {
+export async function openAiSpeech(
+  options: OpenAiCompatibleOptions,
+  request: SpeechRequest,
+  call: CallContext,
+): Promise<SpeechResult> {
   const body: Record<string, unknown> = {
     ...request.passthrough,
     model: call.endpoint.upstreamModel,
@@ -25,7 +30,7 @@ export async function openaiSpeech(request: SpeechRequest, call: CallContext): P
   const res = await call.fetch(`${call.endpoint.baseUrl}/audio/speech`, {
     method: "POST",
     headers: {
-      Authorization: `Bearer ${call.credential.apiKey}`,
+      ...options.authHeaders(call.credential.apiKey),
       "Content-Type": "application/json",
       Accept: request.format === "mp3" ? "audio/mpeg" : "audio/pcm",
     },

@@ -2,9 +2,13 @@
 // Speech and video parts (issue 5) plug in here as `speech` and `videos`.
 import type { ProviderAdapter } from "../types";
 import { sandboxEmbeddings } from "./embeddings";
+import { sandboxSpeech } from "./speech";
+import { sandboxVideos } from "./video";
 
 export const sandboxAdapter: ProviderAdapter = {
   name: "sandbox",
   requiresApiKey: false,
   embeddings: sandboxEmbeddings,
+  speech: sandboxSpeech,
+  videos: sandboxVideos,
 };

@@ -1,0 +1,86 @@
+// The video_jobs rows in D1: what GET /videos/{id} reads, kept in step with the job's Durable Object.
+import { and, eq } from "drizzle-orm";
+import { getDb, tables } from "../db/client";
+import { microsToUsd } from "../lib/money";
+import type { VideoJobWire } from "../schemas/videos";
+import { pollingUrl } from "./ids";
+import type { VideoJobState } from "./state";
+
+const { videoJobs } = tables;
+export type VideoJobRow = typeof videoJobs.$inferSelect;
+
+/** A retry with the same Idempotency-Key returns the original job only within this window. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export function jobToWire(
+  row: Pick<VideoJobRow, "id" | "status" | "generationId" | "costMicros" | "isByok" | "error">,
+): VideoJobWire {
+  const wire: VideoJobWire = { id: row.id, polling_url: pollingUrl(row.id), status: row.status };
+  const processed = row.status === "completed" || row.status === "failed";
+  if (processed && row.generationId) wire.generation_id = row.generationId;
+  if (row.status === "completed")
+    wire.usage = { cost: microsToUsd(row.costMicros ?? 0), is_byok: row.isByok };
+  if (row.error && row.status !== "completed") wire.error = row.error;
+  return wire;
+}
+
+export async function findAccountJob(
+  d1: D1Database,
+  accountId: string,
+  id: string,
+): Promise<VideoJobRow | undefined> {
+  return getDb(d1)
+    .select()
+    .from(videoJobs)
+    .where(and(eq(videoJobs.id, id), eq(videoJobs.accountId, accountId)))
+    .get();
+}
+
+export async function findByIdempotencyKey(
+  d1: D1Database,
+  keyHash: string,
+  key: string,
+): Promise<VideoJobRow | undefined> {
+  return getDb(d1)
+    .select()
+    .from(videoJobs)
+    .where(and(eq(videoJobs.keyHash, keyHash), eq(videoJobs.idempotencyKey, key)))
+    .get();
+}
+
+/** Frees an Idempotency-Key whose window has passed, so it can name a new job. */
+export async function releaseIdempotencyKey(d1: D1Database, jobId: string): Promise<void> {
+  await getDb(d1).update(videoJobs).set({ idempotencyKey: null }).where(eq(videoJobs.id, jobId));
+}
+
+/** Inserts the row; false when another request with the same Idempotency-Key won the race. */
+export async function insertJob(d1: D1Database, row: typeof videoJobs.$inferInsert): Promise<boolean> {
+  try {
+    await getDb(d1).insert(videoJobs).values(row);
+    return true;
+  } catch (err) {
+    if (
+      row.idempotencyKey &&
+      /UNIQUE constraint failed/i.test(String(err instanceof Error ? err.message : err))
+    )
+      return false;
+    throw err;
+  }
+}
+
+/** Mirrors the Durable Object's state into the row. */
+export async function syncJob(d1: D1Database, s: VideoJobState): Promise<void> {
+  await getDb(d1)
+    .update(videoJobs)
+    .set({
+      status: s.status,
+      provider: s.current?.provider ?? null,
+      endpointId: s.current?.endpointId ?? null,
+      isByok: s.isByok,
+      generationId: s.generationId,
+      costMicros: s.costMicros,
+      error: s.error,
+      updatedAt: new Date().toISOString(),
+    })
+    .where(eq(videoJobs.id, s.id));
+}

@@ -1,0 +1,194 @@
+// POST /videos: idempotency, route plan, reservation, the D1 row and the job's Durable Object.
+import type { DataRegion } from "../../regions";
+import { admit, settle } from "../billing/admission";
+import { getCatalog } from "../catalog/cache";
+import { findModel } from "../catalog/types";
+import type { Bindings } from "../env";
+import { ApiError, conflict } from "../lib/errors";
+import { sha256Hex } from "../lib/hash";
+import type { AuthContext } from "../middleware/auth";
+import type { VideoSubmitRequest } from "../providers/types";
+import { filterTexts } from "../routing/content-filters";
+import { routeContextFor } from "../routing/context";
+import { assertRoutable, planRoute } from "../routing/plan";
+import type { VideoJobWire, VideoRequest } from "../schemas/videos";
+import { newGenerationId, newVideoJobId } from "./ids";
+import { billedSeconds, checkVideoModelRules, videoRequirements } from "./requirements";
+import { JOB_TTL_MS, type VideoJobState, videoCostMicros } from "./state";
+import {
+  findByIdempotencyKey,
+  IDEMPOTENCY_WINDOW_MS,
+  insertJob,
+  jobToWire,
+  releaseIdempotencyKey,
+  syncJob,
+  type VideoJobRow,
+} from "./store";
+
+/** Stable JSON: keys sorted at every level, so the same body always hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export const requestHash = (body: VideoRequest) => sha256Hex(canonical(body));
+
+function replay(existing: VideoJobRow, hash: string): VideoJobWire {
+  if (existing.requestHash !== hash) {
+    throw conflict("This Idempotency-Key was already used with a different request body");
+  }
+  return jobToWire(existing);
+}
+
+/** The previous job for this key within the window, or undefined (an older one frees the key). */
+async function previousJob(
+  env: Bindings,
+  keyHash: string,
+  idempotencyKey: string,
+): Promise<VideoJobRow | undefined> {
+  const existing = await findByIdempotencyKey(env.DB, keyHash, idempotencyKey);
+  if (!existing) return undefined;
+  if (Date.now() - Date.parse(existing.createdAt) < IDEMPOTENCY_WINDOW_MS) return existing;
+  await releaseIdempotencyKey(env.DB, existing.id);
+  return undefined;
+}
+
+function adapterRequest(body: VideoRequest): VideoSubmitRequest {
+  return {
+    prompt: body.prompt,
+    aspectRatio: body.aspect_ratio,
+    resolution: body.resolution,
+    size: body.size,
+    durationSeconds: body.duration,
+    frameImages: body.frame_images?.map((f) => ({ frameType: f.frame_type, url: f.image_url.url })),
+    references: body.input_references?.map((r) =>
+      r.type === "image_url"
+        ? { type: "image" as const, url: r.image_url.url }
+        : r.type === "audio_url"
+          ? { type: "audio" as const, url: r.audio_url.url }
+          : { type: "video" as const, url: r.video_url.url },
+    ),
+    generateAudio: body.generate_audio,
+    seed: body.seed,
+  };
+}
+
+export async function submitVideo(
+  env: Bindings,
+  auth: AuthContext,
+  body: VideoRequest,
+  idempotencyKey: string | undefined,
+): Promise<VideoJobWire> {
+  const hash = await requestHash(body);
+  if (body.prompt) body = { ...body, prompt: filterTexts(auth.policy, [body.prompt]).texts[0] };
+  if (idempotencyKey) {
+    const existing = await previousJob(env, auth.key.hash, idempotencyKey);
+    if (existing) return replay(existing, hash);
+  }
+
+  const catalog = await getCatalog(env.DB);
+  const model = findModel(catalog, body.model);
+  if (model?.modality === "video") checkVideoModelRules(model, body);
+  const plan = planRoute(
+    { modality: "video", model: body.model, requirements: videoRequirements(body) },
+    { ...(await routeContextFor(env, auth)), catalog, region: env.REGION as DataRegion },
+  );
+  assertRoutable(plan);
+  const chosenModel = plan.attempts[0]!.model;
+  const seconds = billedSeconds(
+    body,
+    plan.attempts.map((a) => a.endpoint),
+  );
+  const worstCase = Math.max(
+    ...plan.attempts.map((a) => videoCostMicros(a.endpoint.pricing, body.resolution ?? null, seconds)),
+  );
+
+  const jobId = newVideoJobId();
+  const generationId = newGenerationId();
+  const reservation = await admit(env, auth, {
+    generationId,
+    model: chosenModel.slug,
+    isFreeModel: chosenModel.isFree,
+    worstCaseMicros: worstCase,
+    byok: plan.attempts.every((a) => a.credential.source === "byok"),
+    exemptFromFreeLimits: plan.attempts.every((a) => a.endpoint.exemptFreeLimits),
+    leaseMs: JOB_TTL_MS + 60 * 60 * 1000,
+  });
+
+  const row = {
+    id: jobId,
+    accountId: auth.account.id,
+    workspaceId: auth.key.workspaceId,
+    keyHash: auth.key.hash,
+    model: chosenModel.slug,
+    status: "pending" as const,
+    callbackUrl: body.callback_url ?? null,
+    idempotencyKey: idempotencyKey ?? null,
+    requestHash: hash,
+    generationId: null,
+    region: env.REGION,
+  };
+  if (!(await insertJob(env.DB, row))) {
+    // A concurrent retry with the same key got there first: answer with its job, bill once.
+    await settle(env, reservation, { actualMicros: 0, isByok: reservation.byok });
+    const winner = await findByIdempotencyKey(env.DB, auth.key.hash, idempotencyKey!);
+    if (!winner) throw new ApiError(409, "A request with this Idempotency-Key is in progress; retry shortly");
+    return replay(winner, hash);
+  }
+
+  const now = Date.now();
+  const state: VideoJobState = {
+    id: jobId,
+    accountId: auth.account.id,
+    workspaceId: auth.key.workspaceId,
+    keyHash: auth.key.hash,
+    userId: auth.key.creatorUserId,
+    region: env.REGION,
+    model: chosenModel.slug,
+    status: "pending",
+    createdAt: now,
+    deadlineAt: now + JOB_TTL_MS,
+    request: adapterRequest(body),
+    providerOptions: body.provider?.options ?? {},
+    plan: plan.attempts.map((a) => ({
+      modelSlug: a.model.slug,
+      endpointId: a.endpoint.id,
+      credential: a.credential,
+    })),
+    billedDurationSeconds: seconds,
+    resolution: body.resolution ?? null,
+    current: null,
+    polls: 0,
+    pollErrors: 0,
+    nextPollAt: null,
+    reservation,
+    generationId,
+    costMicros: null,
+    isByok: false,
+    error: null,
+    callbackUrl: body.callback_url ?? null,
+    user: body.user ?? null,
+    trace: body.trace ?? null,
+    webhook: null,
+    synced: true,
+  };
+  try {
+    await env.VIDEO_JOBS.get(env.VIDEO_JOBS.idFromName(jobId)).start(state);
+  } catch (err) {
+    await syncJob(env.DB, {
+      ...state,
+      status: "failed",
+      costMicros: 0,
+      error: "The job could not be started",
+    });
+    await settle(env, reservation, { actualMicros: 0, isByok: reservation.byok });
+    throw err;
+  }
+  return jobToWire({ ...row, costMicros: null, isByok: false, error: null });
+}
