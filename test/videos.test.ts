@@ -1,0 +1,176 @@
+// The video job lifecycle: submit, alarms, polling through @openrouter/sdk, content, cancel, expiry, restarts.
+import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { getDb, tables } from "../src/db/client";
+import type { VideoJob } from "../src/videos/job";
+import { createAccount } from "./helpers/accounts";
+import { call, errorOf } from "./helpers/http";
+import { driveUntil, poll, sdk, stateOf, step, stubOf, submitOk } from "./helpers/videos";
+
+const ID = /^gen-vid-\d+-[A-Za-z0-9]{20}$/;
+const body = { model: "sandbox/video-mini", prompt: "a lighthouse at dawn", duration: 4, resolution: "720p" };
+
+async function usageUsd(key: string): Promise<number> {
+  const res = await call("/key", { key });
+  return ((await res.json()) as { data: { usage: number } }).data.usage;
+}
+
+describe("video job lifecycle", () => {
+  it("moves pending -> in_progress -> completed with alarms, polled through the SDK", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(acct.apiKey, body);
+    expect(job.id).toMatch(ID);
+    expect(job.polling_url).toBe(`/api/v1/videos/${job.id}`);
+    const client = sdk(acct.apiKey);
+    expect(await client.videoGeneration.getGeneration({ jobId: job.id })).toMatchObject({
+      id: job.id,
+      status: "pending",
+      pollingUrl: job.polling_url,
+    });
+
+    await step(job.id); // submit upstream
+    const running = await client.videoGeneration.getGeneration({ jobId: job.id });
+    expect(running.status).toBe("in_progress");
+    expect(running.usage).toBeUndefined();
+    expect(running.generationId).toBeUndefined();
+
+    await step(job.id); // first poll: the sandbox is still working
+    expect((await poll(acct.apiKey, job.id)).status).toBe("in_progress");
+    await step(job.id); // second poll: done
+    const done = await client.videoGeneration.getGeneration({ jobId: job.id });
+    expect(done).toMatchObject({ status: "completed", usage: { cost: 0.2, isByok: false } });
+    expect(done.generationId).toMatch(/^gen-\d+-[A-Za-z0-9]{20}$/);
+    // Charged once: 4 s x $0.05 per second.
+    expect(await usageUsd(acct.apiKey)).toBeCloseTo(0.2, 6);
+
+    const generation = await getDb(env.DB)
+      .select()
+      .from(tables.generations)
+      .where(eq(tables.generations.id, done.generationId!))
+      .get();
+    expect(generation).toMatchObject({ modality: "video", status: "completed", costMicros: 200_000 });
+  });
+
+  it("streams a valid MP4 once completed, through the SDK", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(acct.apiKey, { ...body, duration: 2 });
+    const early = await call(`/videos/${job.id}/content`, { key: acct.apiKey });
+    expect(early.status).toBe(409);
+    await errorOf(early);
+    await driveUntil(acct.apiKey, job.id, "completed");
+    const stream = await sdk(acct.apiKey).videoGeneration.getVideoContent({ jobId: job.id });
+    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    const text = (from: number, to: number) => String.fromCharCode(...bytes.subarray(from, to));
+    expect(text(4, 8)).toBe("ftyp");
+    const ftypSize = new DataView(bytes.buffer).getUint32(0);
+    expect(text(ftypSize + 4, ftypSize + 8)).toBe("moov");
+    expect(text(0, bytes.length)).toContain("avcC");
+    const res = await call(`/videos/${job.id}/content?index=1`, { key: acct.apiKey });
+    expect(res.status).toBe(400);
+  });
+
+  it("fails over to the next endpoint when the first refuses the submission", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(acct.apiKey, {
+      ...body,
+      model: "sandbox/video-failover",
+      resolution: undefined,
+    });
+    await driveUntil(acct.apiKey, job.id, "completed");
+    const row = await getDb(env.DB)
+      .select()
+      .from(tables.videoJobs)
+      .where(eq(tables.videoJobs.id, job.id))
+      .get();
+    expect(row?.endpointId).toBe("sandbox/video-failover@sandbox");
+  });
+
+  it("reports a provider failure with its reason and releases the reservation", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(acct.apiKey, {
+      ...body,
+      provider: { options: { sandbox: { fail_with: "content policy refused the prompt" } } },
+    });
+    const failed = await driveUntil(acct.apiKey, job.id, "failed");
+    expect(failed.error).toBe("content policy refused the prompt");
+    expect(failed.usage).toBeUndefined();
+    expect(await usageUsd(acct.apiKey)).toBe(0);
+    const content = await call(`/videos/${job.id}/content`, { key: acct.apiKey });
+    expect(content.status).toBe(409);
+  });
+
+  it("cancels an unfinished job (idempotently), refusing to cancel a finished one", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(acct.apiKey, body);
+    await step(job.id);
+    const cancelled = await call(`/videos/${job.id}/cancel`, { key: acct.apiKey, method: "POST" });
+    expect(cancelled.status).toBe(200);
+    expect(await cancelled.json()).toMatchObject({ id: job.id, status: "cancelled" });
+    const again = await call(`/videos/${job.id}/cancel`, { key: acct.apiKey, method: "POST" });
+    expect(again.status).toBe(200);
+    // Alarms after the cancel change nothing.
+    await step(job.id);
+    expect((await poll(acct.apiKey, job.id)).status).toBe("cancelled");
+    expect(await usageUsd(acct.apiKey)).toBe(0);
+
+    const other = await submitOk(acct.apiKey, { ...body, duration: 2 });
+    await driveUntil(acct.apiKey, other.id, "completed");
+    const late = await call(`/videos/${other.id}/cancel`, { key: acct.apiKey, method: "POST" });
+    expect(late.status).toBe(409);
+    expect((await errorOf(late)).message).toMatch(/already completed/);
+  });
+
+  it("expires a job that does not finish before its deadline", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(acct.apiKey, {
+      ...body,
+      provider: { options: { sandbox: { polls_before_done: 50 } } },
+    });
+    await step(job.id);
+    await runInDurableObject(stubOf(job.id), async (_instance: VideoJob, state) => {
+      const s = (await state.storage.get<{ deadlineAt: number }>("job"))!;
+      await state.storage.put("job", { ...s, deadlineAt: Date.now() - 1 });
+    });
+    await step(job.id);
+    const expired = await poll(acct.apiKey, job.id);
+    expect(expired).toMatchObject({ status: "expired", error: "The job did not finish in time" });
+    expect(await usageUsd(acct.apiKey)).toBe(0);
+  });
+
+  it("keeps its state across a restart of the Durable Object", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(acct.apiKey, body);
+    await step(job.id);
+    const before = await stateOf(job.id);
+    expect(before.status).toBe("in_progress");
+    await evictDurableObject(stubOf(job.id));
+    const after = await stateOf(job.id);
+    expect(after.current?.upstreamJobId).toBe(before.current?.upstreamJobId);
+    await driveUntil(acct.apiKey, job.id, "completed");
+  });
+
+  it("hides another account's job: 404 on poll, content and cancel", async () => {
+    const owner = await createAccount({ creditsUsd: 5 });
+    const stranger = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(owner.apiKey, body);
+    for (const [path, method] of [
+      [`/videos/${job.id}`, "GET"],
+      [`/videos/${job.id}/content`, "GET"],
+      [`/videos/${job.id}/cancel`, "POST"],
+    ] as const) {
+      const res = await call(path, { key: stranger.apiKey, method });
+      expect(res.status).toBe(404);
+      await errorOf(res);
+    }
+    expect((await poll(owner.apiKey, job.id)).status).not.toBe("cancelled");
+  });
+
+  it("answers 404 for an unknown job id and 400 for a malformed one", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const unknown = await call("/videos/gen-vid-1700000000-AAAAAAAAAAAAAAAAAAAA", { key: acct.apiKey });
+    expect(unknown.status).toBe(404);
+    const malformed = await call("/videos/not-a-job", { key: acct.apiKey });
+    expect(malformed.status).toBe(400);
+  });
+});
