@@ -1,0 +1,79 @@
+// Bench worker: the same request shape with the ledger on (admit, mock upstream, settle) or off (mock upstream only).
+
+import { LEASE_MS } from "../src/billing/accounting";
+import { admit, settle } from "../src/billing/admission";
+import type { Bindings } from "../src/env";
+import { effectivePolicy } from "../src/guardrails/policy";
+import type { AuthContext } from "../src/middleware/auth";
+
+export { Ledger } from "../src/billing/ledger";
+
+/** Simulated upstream latency: real inference takes at least this long. */
+const UPSTREAM_MS = 5;
+export const COST_MICROS = 7;
+const WORST_CASE_MICROS = 20;
+
+function benchAuth(accountId: string, keyHash: string): AuthContext {
+  const now = new Date().toISOString();
+  return {
+    key: {
+      hash: keyHash,
+      accountId,
+      workspaceId: "bench-ws",
+      name: "bench",
+      label: "sk-gw-v1-ben...ch0",
+      isManagement: false,
+      isProvisioning: false,
+      isFreeTier: false,
+      disabled: false,
+      expiresAt: null,
+      limitMicros: null,
+      limitReset: null,
+      includeByokInLimit: false,
+      allowedDataRegions: ["global"],
+      creatorUserId: null,
+      externalUser: null,
+      createdAt: now,
+      updatedAt: now,
+    },
+    account: {
+      id: accountId,
+      name: "bench",
+      defaultWorkspaceId: null,
+      exemptFreeLimits: false,
+      createdAt: now,
+    },
+    workspace: null,
+    guardrails: [],
+    policy: effectivePolicy([]),
+  };
+}
+
+const upstream = () => new Promise((resolve) => setTimeout(resolve, UPSTREAM_MS));
+
+export default {
+  async fetch(request: Request, env: Bindings, ctx: ExecutionContext): Promise<Response> {
+    const url = new URL(request.url);
+    const accountId = url.searchParams.get("account") ?? "bench";
+    if (url.pathname === "/status") {
+      const ledger = env.LEDGER.get(env.LEDGER.idFromName(accountId));
+      return Response.json(await ledger.status(accountId, ["bench-key"]));
+    }
+    if (url.pathname === "/off") {
+      await upstream();
+      return Response.json({ ok: true });
+    }
+    const reservation = await admit(env, benchAuth(accountId, "bench-key"), {
+      generationId: crypto.randomUUID(),
+      model: "bench/model",
+      isFreeModel: false,
+      worstCaseMicros: WORST_CASE_MICROS,
+      byok: false,
+      exemptFromFreeLimits: false,
+      leaseMs: LEASE_MS,
+    });
+    await upstream();
+    ctx.waitUntil(settle(env, reservation, { actualMicros: COST_MICROS, isByok: false }));
+    return Response.json({ ok: true });
+  },
+};

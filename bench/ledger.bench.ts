@@ -1,0 +1,71 @@
+// Ledger benchmark body: 64 concurrent on one key, ledger on vs off in the same run, then exact reconciliation.
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { expect, it } from "vitest";
+import { ledgerFor } from "../src/billing/usage";
+import { addCredits } from "../test/billing/fixtures";
+import worker, { COST_MICROS } from "./ledger-worker";
+
+const CONCURRENCY = 64;
+const REQUESTS_PER_PHASE = 2_000;
+const ACCOUNT = `bench-${crypto.randomUUID()}`;
+
+async function phase(path: "/on" | "/off") {
+  let next = 0;
+  let failed = 0;
+  const ctx = createExecutionContext();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < REQUESTS_PER_PHASE) {
+        next++;
+        const res = await worker.fetch(new Request(`http://bench.local${path}?account=${ACCOUNT}`), env, ctx);
+        if (res.status !== 200) failed++;
+        await res.arrayBuffer();
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await waitOnExecutionContext(ctx);
+  return { rps: REQUESTS_PER_PHASE / seconds, failed };
+}
+
+it("ledger on vs off", async () => {
+  await addCredits(ACCOUNT, 1_000);
+  // Warm up both paths, then alternate so drift on a shared machine hits both alike.
+  await phase("/off");
+  await phase("/on");
+  const off = [];
+  const on = [];
+  for (let round = 0; round < 2; round++) {
+    off.push(await phase("/off"));
+    on.push(await phase("/on"));
+  }
+  const mean = (xs: Array<{ rps: number }>) => xs.reduce((s, x) => s + x.rps, 0) / xs.length;
+  const status = await ledgerFor(env, ACCOUNT).status(ACCOUNT, ["bench-key"]);
+  const admitted = 3 * REQUESTS_PER_PHASE;
+  const { purchased, spent, reserved, balance } = status.account;
+  const keyUsage = status.keys["bench-key"]!.usage.total;
+  const report = {
+    concurrency: CONCURRENCY,
+    requests_per_phase: REQUESTS_PER_PHASE,
+    ledger_off_rps: Math.round(mean(off)),
+    ledger_on_rps: Math.round(mean(on)),
+    ratio: Number((mean(on) / mean(off)).toFixed(3)),
+    target_ratio: 0.75,
+    failed_requests: [...off, ...on].reduce((s, x) => s + x.failed, 0),
+    reconciliation: {
+      admitted,
+      cost_micros_each: COST_MICROS,
+      expected_spent_micros: admitted * COST_MICROS,
+      spent_micros: spent,
+      key_usage_micros: keyUsage,
+      reserved_micros: reserved,
+      purchased_micros: purchased,
+      balance_micros: balance,
+      identity_holds: purchased === balance + reserved + spent,
+      exact: spent === admitted * COST_MICROS && keyUsage === spent && reserved === 0,
+    },
+  };
+  console.log(`BENCH_RESULT ${JSON.stringify(report)}`);
+  expect(report.reconciliation.exact).toBe(true);
+});
