@@ -51,6 +51,12 @@ const OUTPUT: Record<CatalogModelEntry["modality"], string> = {
   video: "video",
 };
 
+const LISTING: Record<CatalogModelEntry["modality"], string> = {
+  embeddings: "/api/v1/embeddings/models",
+  speech: "/api/v1/models",
+  video: "/api/v1/videos/models",
+};
+
 const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
   embeddings: ["dimensions", "encoding_format", "input_type"],
   speech: ["voice", "response_format", "speed"],
@@ -82,7 +88,8 @@ function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
     supported_parameters: PARAMETERS[m.modality],
     default_parameters: null,
     supported_voices: m.modality === "speech" ? union(m.endpoints, (e) => e.capabilities.voices) : null,
-    links: { details: `/api/v1/models/${m.slug}/endpoints` },
+    // No per-model endpoints route exists; the link points at the modality's listing.
+    links: { details: LISTING[m.modality] },
   };
 }
 
