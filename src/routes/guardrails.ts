@@ -4,9 +4,6 @@ import type { Context } from "hono";
 import { getCatalog } from "../catalog/cache";
 import { getDb } from "../db/client";
 import {
-  accountKeys,
-  assignKeys,
-  assignMembers,
   DEFAULT_GUARDRAIL_NAME,
   deleteGuardrail,
   findAccountGuardrail,
@@ -16,12 +13,7 @@ import {
   guardrailValues,
   insertGuardrail,
   listGuardrails,
-  listKeyAssignments,
-  listMemberAssignments,
-  unassignKeys,
-  unassignMembers,
   updateGuardrail,
-  workspaceMembers,
 } from "../db/guardrails";
 import type { AppEnv } from "../env";
 import { normaliseModels, normaliseProviders } from "../guardrails/lists";
@@ -33,16 +25,12 @@ import { requireJsonBody } from "../middleware/require-body";
 import {
   CreateGuardrailBodySchema,
   GuardrailIdParamSchema,
-  GuardrailPageQuerySchema,
   GuardrailSchema,
-  KeyAssignmentSchema,
-  KeyHashesBodySchema,
   ListGuardrailsQuerySchema,
-  MemberAssignmentSchema,
-  MemberIdsBodySchema,
   type UpdateGuardrailBody,
   UpdateGuardrailBodySchema,
 } from "../schemas/guardrails";
+import { guardrailAssignmentsRoutes } from "./guardrail-assignments";
 
 const common = { tags: ["Guardrails"], security: [{ bearer: [] }] };
 const managed = { ...common, middleware: requireManagementKey };
@@ -111,90 +99,6 @@ const deleteRoute = createRoute({
   },
 });
 
-const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), total_count: z.int() });
-
-const assignRoute = <B extends z.ZodType>(path: string, summary: string, body: B, count: string) =>
-  createRoute({
-    ...withBody,
-    method: "post",
-    path,
-    summary,
-    request: { params: GuardrailIdParamSchema, body: jsonBody(body) },
-    responses: {
-      200: jsonContent(z.object({ [count]: z.int() }), summary),
-      ...errorResponses(400, 401, 403, 404, 500),
-    },
-  });
-
-const listOneRoute = <T extends z.ZodType>(path: string, summary: string, item: T) =>
-  createRoute({
-    ...managed,
-    method: "get",
-    path,
-    summary,
-    request: { params: GuardrailIdParamSchema, query: GuardrailPageQuerySchema },
-    responses: { 200: jsonContent(pageOf(item), "Assignments"), ...errorResponses(400, 401, 403, 404, 500) },
-  });
-
-const listAllRoute = <T extends z.ZodType>(path: string, summary: string, item: T) =>
-  createRoute({
-    ...managed,
-    method: "get",
-    path,
-    summary,
-    request: { query: GuardrailPageQuerySchema },
-    responses: { 200: jsonContent(pageOf(item), "Assignments"), ...errorResponses(400, 401, 403, 500) },
-  });
-
-const keyRoutes = {
-  assign: assignRoute(
-    "/guardrails/{id}/assignments/keys",
-    "Assign API keys to a guardrail",
-    KeyHashesBodySchema,
-    "assigned_count",
-  ),
-  unassign: assignRoute(
-    "/guardrails/{id}/assignments/keys/remove",
-    "Unassign API keys from a guardrail",
-    KeyHashesBodySchema,
-    "unassigned_count",
-  ),
-  listOne: listOneRoute(
-    "/guardrails/{id}/assignments/keys",
-    "List a guardrail's key assignments",
-    KeyAssignmentSchema,
-  ),
-  listAll: listAllRoute(
-    "/guardrails/assignments/keys",
-    "List the key assignments of the account's guardrails",
-    KeyAssignmentSchema,
-  ),
-};
-const memberRoutes = {
-  assign: assignRoute(
-    "/guardrails/{id}/assignments/members",
-    "Assign members to a guardrail",
-    MemberIdsBodySchema,
-    "assigned_count",
-  ),
-  unassign: assignRoute(
-    "/guardrails/{id}/assignments/members/remove",
-    "Unassign members from a guardrail",
-    MemberIdsBodySchema,
-    "unassigned_count",
-  ),
-  listOne: listOneRoute(
-    "/guardrails/{id}/assignments/members",
-    "List a guardrail's member assignments",
-    MemberAssignmentSchema,
-  ),
-  listAll: listAllRoute(
-    "/guardrails/assignments/members",
-    "List the member assignments of the account's guardrails",
-    MemberAssignmentSchema,
-  ),
-};
-
 const guardrailNotFound = () => notFound("Guardrail not found");
 
 /** Checks model and provider lists against the catalog and rewrites them to catalog slugs. */
@@ -224,12 +128,6 @@ function expectedVersion(header: string | undefined): number | undefined {
 }
 
 const etag = (version: number) => ({ ETag: `"${version}"` });
-
-async function requireGuardrail(c: Context<AppEnv>, id: string) {
-  const row = await findAccountGuardrail(getDb(c.env.DB), c.get("auth").account.id, id);
-  if (!row) throw guardrailNotFound();
-  return row;
-}
 
 export const guardrailsRoutes = createRouter()
   .openapi(createGuardrail, async (c) => {
@@ -321,89 +219,4 @@ export const guardrailsRoutes = createRouter()
     invalidateAuthCache();
     return c.json({ deleted: true as const }, 200);
   })
-  .openapi(keyRoutes.assign, async (c) => {
-    const { id } = c.req.valid("param");
-    const { key_hashes } = c.req.valid("json");
-    const guardrail = await requireGuardrail(c, id);
-    const db = getDb(c.env.DB);
-    const hashes = [...new Set(key_hashes)];
-    const keys = await accountKeys(db, c.get("auth").account.id, hashes);
-    if (keys.length !== hashes.length) throw notFound("API key not found");
-    const foreign = keys.filter((k) => k.workspaceId !== guardrail.workspaceId);
-    if (foreign.length > 0) {
-      throw badRequest("Keys can only be assigned to a guardrail of their own workspace", {
-        key_hashes: foreign.map((k) => k.hash),
-      });
-    }
-    const assigned = await assignKeys(db, id, hashes, c.get("auth").key.creatorUserId);
-    invalidateAuthCache();
-    return c.json({ assigned_count: assigned }, 200);
-  })
-  .openapi(keyRoutes.unassign, async (c) => {
-    const { id } = c.req.valid("param");
-    const { key_hashes } = c.req.valid("json");
-    await requireGuardrail(c, id);
-    const db = getDb(c.env.DB);
-    const hashes = [...new Set(key_hashes)];
-    const keys = await accountKeys(db, c.get("auth").account.id, hashes);
-    if (keys.length !== hashes.length) throw notFound("API key not found");
-    const removed = await unassignKeys(db, id, hashes);
-    invalidateAuthCache();
-    return c.json({ unassigned_count: removed }, 200);
-  })
-  .openapi(keyRoutes.listOne, async (c) => {
-    const { id } = c.req.valid("param");
-    await requireGuardrail(c, id);
-    const page = c.req.valid("query");
-    return c.json(
-      await listKeyAssignments(getDb(c.env.DB), c.get("auth").account.id, { ...page, guardrailId: id }),
-      200,
-    );
-  })
-  .openapi(keyRoutes.listAll, async (c) => {
-    const page = c.req.valid("query");
-    return c.json(await listKeyAssignments(getDb(c.env.DB), c.get("auth").account.id, page), 200);
-  })
-  .openapi(memberRoutes.assign, async (c) => {
-    const { id } = c.req.valid("param");
-    const { member_user_ids } = c.req.valid("json");
-    const guardrail = await requireGuardrail(c, id);
-    const db = getDb(c.env.DB);
-    const userIds = [...new Set(member_user_ids)];
-    const members = await workspaceMembers(db, c.get("auth").account.id, guardrail.workspaceId, userIds);
-    if (members.length !== userIds.length) throw notFound("Member not found in the guardrail's workspace");
-    const assigned = await assignMembers(
-      db,
-      id,
-      guardrail.workspaceId,
-      userIds,
-      c.get("auth").key.creatorUserId,
-    );
-    invalidateAuthCache();
-    return c.json({ assigned_count: assigned }, 200);
-  })
-  .openapi(memberRoutes.unassign, async (c) => {
-    const { id } = c.req.valid("param");
-    const { member_user_ids } = c.req.valid("json");
-    const guardrail = await requireGuardrail(c, id);
-    const db = getDb(c.env.DB);
-    const userIds = [...new Set(member_user_ids)];
-    const members = await workspaceMembers(db, c.get("auth").account.id, guardrail.workspaceId, userIds);
-    if (members.length !== userIds.length) throw notFound("Member not found in the guardrail's workspace");
-    const removed = await unassignMembers(db, id, userIds);
-    invalidateAuthCache();
-    return c.json({ unassigned_count: removed }, 200);
-  })
-  .openapi(memberRoutes.listOne, async (c) => {
-    const { id } = c.req.valid("param");
-    await requireGuardrail(c, id);
-    const page = c.req.valid("query");
-    return c.json(
-      await listMemberAssignments(getDb(c.env.DB), c.get("auth").account.id, { ...page, guardrailId: id }),
-      200,
-    );
-  })
-  .openapi(memberRoutes.listAll, async (c) => {
-    const page = c.req.valid("query");
-    return c.json(await listMemberAssignments(getDb(c.env.DB), c.get("auth").account.id, page), 200);
-  });
+  .route("/", guardrailAssignmentsRoutes);
