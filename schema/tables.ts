@@ -185,6 +185,8 @@ export const byokCredentials = sqliteTable(
     allowedUserIds: json<string[]>("allowed_user_ids"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
+    /** The caller's own statement that this upstream account has zero data retention; null when unstated. */
+    declaredZdr: bool("declared_zdr"),
   },
   (t) => [index("byok_workspace").on(t.workspaceId, t.sortOrder)],
 );

@@ -47,7 +47,8 @@ CREATE TABLE `byok_credentials` (
 	`allowed_models` text,
 	`allowed_user_ids` text,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL,
-	`updated_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
+	`updated_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL,
+	`declared_zdr` integer
 );
 --> statement-breakpoint
 CREATE INDEX `byok_workspace` ON `byok_credentials` (`workspace_id`,`sort_order`);--> statement-breakpoint
