@@ -1,4 +1,227 @@
-// BYOK routes.
-import { createRouter } from "../lib/openapi";
+// The BYOK API (management keys): list, create, read, update and delete upstream provider credentials.
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { getCatalog } from "../catalog/cache";
+import {
+  type ByokValues,
+  byokToWire,
+  deleteByok,
+  findAccountByok,
+  insertByok,
+  knownKeyHashes,
+  knownUserIds,
+  listByok,
+  updateByok,
+} from "../db/byok";
+import { getDb } from "../db/client";
+import { findAccountWorkspace } from "../db/guardrails";
+import type { AppEnv } from "../env";
+import { catalogProviders, normaliseModels } from "../guardrails/lists";
+import { decryptByokKey, encryptByokKey, maskKey, needsReseal } from "../lib/byok-crypto";
+import { badRequest, notFound } from "../lib/errors";
+import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { nowIso } from "../lib/time";
+import { requireManagementKey } from "../middleware/auth";
+import { requireJsonBody } from "../middleware/require-body";
+import { invalidateByokCache } from "../routing/context";
+import {
+  ByokCredentialSchema,
+  ByokIdParamSchema,
+  CreateByokBodySchema,
+  ListByokQuerySchema,
+  type UpdateByokBody,
+  UpdateByokBodySchema,
+} from "../schemas/byok";
 
-export const byokRoutes = createRouter();
+const common = { tags: ["BYOK"], security: [{ bearer: [] }] };
+const managed = { ...common, middleware: requireManagementKey };
+const withBody = { ...common, middleware: [requireManagementKey, requireJsonBody] };
+const data = z.object({ data: ByokCredentialSchema });
+
+const listRoute = createRoute({
+  ...managed,
+  method: "get",
+  path: "/byok",
+  summary: "List BYOK credentials of a workspace (default: the account's default workspace)",
+  description: "Ordered by sort_order, then created_at. `limit` defaults to 50.",
+  request: { query: ListByokQuerySchema },
+  responses: {
+    200: jsonContent(z.object({ data: z.array(ByokCredentialSchema), total_count: z.int() }), "Credentials"),
+    ...errorResponses(400, 401, 403, 404, 500),
+  },
+});
+
+const createRouteDef = createRoute({
+  ...withBody,
+  method: "post",
+  path: "/byok",
+  summary: "Store an upstream provider key (encrypted at rest; never returned)",
+  request: { body: jsonBody(CreateByokBodySchema) },
+  responses: { 201: jsonContent(data, "The new credential"), ...errorResponses(400, 401, 403, 404, 500) },
+});
+
+const getRoute = createRoute({
+  ...managed,
+  method: "get",
+  path: "/byok/{id}",
+  summary: "Get a BYOK credential",
+  request: { params: ByokIdParamSchema },
+  responses: { 200: jsonContent(data, "The credential"), ...errorResponses(400, 401, 403, 404, 500) },
+});
+
+const updateRoute = createRoute({
+  ...withBody,
+  method: "patch",
+  path: "/byok/{id}",
+  summary: "Update a BYOK credential (send `key` to replace the stored key)",
+  request: { params: ByokIdParamSchema, body: jsonBody(UpdateByokBodySchema) },
+  responses: { 200: jsonContent(data, "The updated credential"), ...errorResponses(400, 401, 403, 404, 500) },
+});
+
+const deleteRoute = createRoute({
+  ...managed,
+  method: "delete",
+  path: "/byok/{id}",
+  summary: "Delete a BYOK credential",
+  request: { params: ByokIdParamSchema },
+  responses: {
+    200: jsonContent(z.object({ deleted: z.literal(true) }), "Deleted"),
+    ...errorResponses(400, 401, 403, 404, 500),
+  },
+});
+
+const credentialNotFound = () => notFound("BYOK credential not found");
+
+/** The workspace a request targets: the one named (of the caller's account), else the account default. */
+async function targetWorkspace(c: Context<AppEnv>, workspaceId: string | undefined): Promise<string> {
+  const { account } = c.get("auth");
+  const db = getDb(c.env.DB);
+  if (workspaceId) {
+    const ws = await findAccountWorkspace(db, account.id, workspaceId);
+    if (!ws || ws.deletedAt) throw notFound(`Workspace '${workspaceId}' not found`);
+    return ws.id;
+  }
+  const fallback = account.defaultWorkspaceId;
+  const ws = fallback ? await findAccountWorkspace(db, account.id, fallback) : null;
+  if (!ws || ws.deletedAt) {
+    throw badRequest("The account's default workspace was deleted: pass workspace_id to choose a workspace");
+  }
+  return ws.id;
+}
+
+async function checkProvider(c: Context<AppEnv>, provider: string): Promise<void> {
+  const known = catalogProviders(await getCatalog(c.env.DB));
+  if (!known.has(provider)) {
+    throw badRequest(`Unknown provider '${provider}'; known providers: ${[...known].sort().join(", ")}`);
+  }
+}
+
+/** Restriction lists checked against the account (keys, users) and the catalog (models). */
+async function restrictionValues(c: Context<AppEnv>, body: UpdateByokBody): Promise<ByokValues> {
+  const { account } = c.get("auth");
+  const db = getDb(c.env.DB);
+  if (body.allowed_api_key_hashes) {
+    const known = await knownKeyHashes(db, account.id, body.allowed_api_key_hashes);
+    const unknown = body.allowed_api_key_hashes.filter((h) => !known.has(h));
+    if (unknown.length > 0) throw badRequest("allowed_api_key_hashes: not keys of this account", { unknown });
+  }
+  if (body.allowed_user_ids) {
+    const known = await knownUserIds(db, account.id, body.allowed_user_ids);
+    const unknown = body.allowed_user_ids.filter((u) => !known.has(u));
+    if (unknown.length > 0) throw badRequest("allowed_user_ids: not users of this account", { unknown });
+  }
+  const models = body.allowed_models
+    ? normaliseModels(await getCatalog(c.env.DB), "allowed_models", body.allowed_models)
+    : body.allowed_models;
+  const values: ByokValues = {
+    name: body.name ?? undefined,
+    disabled: body.disabled,
+    isByokOnly: body.is_byok_only,
+    isFallback: body.is_fallback,
+    isRequired: body.is_required,
+    sortOrder: body.sort_order,
+    allowedApiKeyHashes:
+      body.allowed_api_key_hashes === undefined ? undefined : [...new Set(body.allowed_api_key_hashes ?? [])],
+    allowedModels: models,
+    allowedUserIds:
+      body.allowed_user_ids === undefined ? undefined : [...new Set(body.allowed_user_ids ?? [])],
+    declaredZdr: body.declared_zdr,
+  };
+  // null restrictions clear (unrestricted); the Set copies above must keep that null.
+  if (body.allowed_api_key_hashes === null) values.allowedApiKeyHashes = null;
+  if (body.allowed_user_ids === null) values.allowedUserIds = null;
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as ByokValues;
+}
+
+export const byokRoutes = createRouter()
+  .openapi(listRoute, async (c) => {
+    const q = c.req.valid("query");
+    const workspaceId = await targetWorkspace(c, q.workspace_id);
+    if (q.provider) await checkProvider(c, q.provider);
+    const result = await listByok(getDb(c.env.DB), {
+      accountId: c.get("auth").account.id,
+      workspaceId,
+      provider: q.provider,
+      offset: q.offset,
+      limit: q.limit,
+    });
+    return c.json(result, 200);
+  })
+  .openapi(createRouteDef, async (c) => {
+    const { key, provider, workspace_id, ...body } = c.req.valid("json");
+    const workspaceId = await targetWorkspace(c, workspace_id);
+    await checkProvider(c, provider);
+    const values = await restrictionValues(c, body);
+    const id = crypto.randomUUID();
+    const sealed = await encryptByokKey(c.env, { workspaceId, provider, credentialId: id }, key);
+    const now = nowIso();
+    const row = await insertByok(getDb(c.env.DB), {
+      ...values,
+      id,
+      accountId: c.get("auth").account.id,
+      workspaceId,
+      provider,
+      name: body.name ?? provider,
+      label: maskKey(key),
+      ...sealed,
+      createdAt: now,
+      updatedAt: now,
+    });
+    invalidateByokCache(workspaceId);
+    return c.json({ data: byokToWire(row) }, 201);
+  })
+  .openapi(getRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const row = await findAccountByok(getDb(c.env.DB), c.get("auth").account.id, id);
+    if (!row) throw credentialNotFound();
+    return c.json({ data: byokToWire(row) }, 200);
+  })
+  .openapi(updateRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const { key, ...body } = c.req.valid("json");
+    const accountId = c.get("auth").account.id;
+    const db = getDb(c.env.DB);
+    const row = await findAccountByok(db, accountId, id);
+    if (!row) throw credentialNotFound();
+    const values = await restrictionValues(c, body);
+    if (body.name === null) values.name = row.provider;
+    const binding = { workspaceId: row.workspaceId, provider: row.provider, credentialId: row.id };
+    if (key !== undefined) {
+      Object.assign(values, await encryptByokKey(c.env, binding, key), { label: maskKey(key) });
+    } else if (await needsReseal(c.env, row)) {
+      // Opportunistic rotation: a key sealed under a retired-soon master key moves to the newest one.
+      const plain = await decryptByokKey(c.env, row);
+      if (plain !== null) Object.assign(values, await encryptByokKey(c.env, binding, plain));
+    }
+    const updated = await updateByok(db, accountId, id, { ...values, updatedAt: nowIso() });
+    if (!updated) throw credentialNotFound();
+    invalidateByokCache(updated.workspaceId);
+    return c.json({ data: byokToWire(updated) }, 200);
+  })
+  .openapi(deleteRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const deleted = await deleteByok(getDb(c.env.DB), c.get("auth").account.id, id);
+    if (!deleted) throw credentialNotFound();
+    invalidateByokCache(deleted.workspaceId);
+    return c.json({ deleted: true as const }, 200);
+  });
