@@ -170,3 +170,29 @@ describe("checkCustomPattern", () => {
     if (!verdict.ok) expect(verdict.reason).toContain(reason);
   });
 });
+
+describe("scan cost", () => {
+  // Inputs crafted to make a naive pattern rescan the same run from every position. A quadratic
+  // pattern takes minutes on these and the test times out; the built-ins stay linear.
+  const n = 200_000;
+  const adversarial = [
+    "a".repeat(n),
+    "a.".repeat(n / 2),
+    "sk-".repeat(n / 3),
+    "eyJ-".repeat(n / 4),
+    "xoxb-".repeat(n / 5),
+    "glpat-".repeat(n / 6),
+    "-----BEGIN PRIVATE KEY-----".repeat(n / 27),
+    "1 ".repeat(n / 2),
+    "1-".repeat(n / 2),
+    "1.".repeat(n / 2),
+    "1:".repeat(n / 2),
+    "ignore all ".repeat(n / 11),
+    "Mr. Aa ".repeat(n / 7),
+    "a@".repeat(n / 2),
+    "a@b.".repeat(n / 4),
+  ];
+  it.each(BUILTIN_FILTER_SLUGS)("%s scans adversarial input in linear time", (slug) => {
+    for (const text of adversarial) applyContentFilters([builtin(slug, "redact")], text);
+  });
+});

@@ -50,7 +50,8 @@ export const BUILTIN_FILTERS: Record<BuiltinFilterSlug, BuiltinFilter> = {
   email: {
     description: "Email addresses (local-part@domain.tld).",
     defaultLabel: "[EMAIL]",
-    patterns: [/[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}/g],
+    // The lookbehind starts a match only at the start of a run, keeping the scan linear.
+    patterns: [/(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}/g],
   },
   phone: {
     description:
@@ -89,20 +90,22 @@ export const BUILTIN_FILTERS: Record<BuiltinFilterSlug, BuiltinFilter> = {
     // A bare "::" (e.g. C++ scope operator) is not an address.
     accept: (m) => m !== "::",
   },
+  // Token patterns start only where a token run starts (lookbehind), so scans stay linear.
   secrets: {
     description:
       "Credentials: AWS access key ids, OpenAI/Anthropic-style sk- keys, GitHub, GitLab and Slack tokens, Google API keys, Stripe live keys, JSON Web Tokens and PEM private key blocks.",
     defaultLabel: "[SECRET]",
     patterns: [
       /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
-      /\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}/g,
+      /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}/g,
       /\bgh[pousr]_[A-Za-z0-9]{36,}\b/g,
-      /\bglpat-[A-Za-z0-9_-]{20,}\b/g,
-      /\bxox[abprs]-[A-Za-z0-9-]{10,}\b/g,
+      /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}/g,
+      /(?<![A-Za-z0-9-])xox[abprs]-[A-Za-z0-9-]{10,}/g,
       /\bAIza[0-9A-Za-z_-]{35}\b/g,
       /\b[sr]k_live_[0-9A-Za-z]{16,}\b/g,
-      /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
-      /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z]+ )?PRIVATE KEY-----/g,
+      /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+      // The body is base64 (no dashes), bounded, so an unterminated header cannot make the scan quadratic.
+      /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----[A-Za-z0-9+/=\s]{0,16384}(?:-----END (?:[A-Z]+ )?PRIVATE KEY-----)?/g,
     ],
   },
   "person-name": {
