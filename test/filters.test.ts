@@ -1,4 +1,5 @@
 // Content filters: each built-in slug under block/redact/flag, custom regexes, and the pattern safety check.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   applyContentFilters,
@@ -10,6 +11,7 @@ import {
   MAX_CUSTOM_PATTERN_LENGTH,
 } from "../src/guardrails/filters";
 import type { AppliedFilter } from "../src/guardrails/policy";
+import { CUSTOM_PATTERN_FLAGS, linearised } from "../src/guardrails/regex-safety";
 
 const builtin = (slug: string, action: AppliedFilter["action"], label?: string): AppliedFilter => ({
   guardrailId: "g1",
@@ -194,5 +196,47 @@ describe("scan cost", () => {
   ];
   it.each(BUILTIN_FILTER_SLUGS)("%s scans adversarial input in linear time", (slug) => {
     for (const text of adversarial) applyContentFilters([builtin(slug, "redact")], text);
+  });
+});
+
+describe("custom patterns that open with a repeated atom", () => {
+  const patterns = ["\\w+@x", "a+b", "[ab]*c", "\\d{2,}-", ".+!", "\\p{L}+1", "a+?", "a+(?=a)", "\\w+-"];
+
+  it("are rewritten to start only at the start of a run", () => {
+    expect(linearised("\\w+@x")).toBe("(?<!\\w)\\w+@x");
+    expect(linearised("[ab]*c")).toBe("(?<![ab])[ab]*c");
+    expect(linearised("a{2}b")).toBe("a{2}b");
+    expect(linearised("a+|b")).toBe("a+|b");
+    expect(linearised("\\bfoo+")).toBe("\\bfoo+");
+    expect(linearised("a+?b")).toBe("a+?b");
+  });
+
+  it("keep exactly the matches of the original pattern", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...patterns),
+        fc.string({ unit: fc.constantFrom("a", "b", "c", "1", "-", "@", "x", "!", " ", "é"), maxLength: 40 }),
+        (pattern, text) => {
+          const spans = (re: RegExp) => [...text.matchAll(re)].map((m) => [m.index, m.index + m[0].length]);
+          const original = new RegExp(pattern, CUSTOM_PATTERN_FLAGS);
+          const rewritten = new RegExp(linearised(pattern), CUSTOM_PATTERN_FLAGS);
+          expect(spans(rewritten)).toEqual(spans(original));
+        },
+      ),
+    );
+  });
+
+  it("scan a long run that never matches in linear time", () => {
+    const verdict = applyContentFilters([custom("\\w+@example\\.com", "block")], "a".repeat(200_000));
+    expect(verdict.blockedBy).toBeUndefined();
+  });
+
+  it("never make checkCustomPattern throw, whatever the input", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (pattern) => {
+        const verdict = checkCustomPattern(pattern);
+        if (verdict.ok) expect(verdict.regex.flags).toContain("g");
+      }),
+    );
   });
 });

@@ -144,6 +144,57 @@ function structuralProblem(src: string): string | null {
   return null;
 }
 
+/** The leading atom of `src` when a variable, unbounded quantifier (`+`, `*`, `{n,}`) follows it. */
+function leadingRepeatedAtom(src: string): string | null {
+  let atom: string;
+  if (src[0] === "\\") {
+    atom = src.slice(0, escapeLength(src, 0));
+    // Only class escapes: a literal escape like \. is fine too, an assertion like \b is not an atom.
+    if (/^\\[bBk0-9]/.test(atom)) return null;
+  } else if (src[0] === "[") {
+    let j = 1;
+    if (src[j] === "^") j++;
+    if (src[j] === "]") j++;
+    while (j < src.length && src[j] !== "]") j += src[j] === "\\" ? 2 : 1;
+    if (j >= src.length) return null;
+    atom = src.slice(0, j + 1);
+  } else if (src[0] && !"()|^$*+?{".includes(src[0])) {
+    atom = src[0];
+  } else {
+    return null;
+  }
+  const q = readQuantifier(src, atom.length);
+  // A lazy repetition (a+?) can end inside a run and match again there: leave it as written.
+  if (!q || src[atom.length + q.length] === "?") return null;
+  return Number.isFinite(q.max) ? null : atom;
+}
+
+function hasTopLevelAlternation(src: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < src.length; i++) {
+    const ch = src[i];
+    if (ch === "\\") i++;
+    else if (ch === "[") {
+      i++;
+      while (i < src.length && src[i] !== "]") i += src[i] === "\\" ? 2 : 1;
+    } else if (ch === "(") depth++;
+    else if (ch === ")") depth--;
+    else if (ch === "|" && depth === 0) return true;
+  }
+  return false;
+}
+
+/**
+ * A pattern that opens with a repeated atom (`\w+@...`) would be retried from every position inside
+ * a long run of that atom: quadratic. Starting matches only where such a run starts finds the same
+ * matches (from a run's start the repetition can cover whatever a later start covered), in linear time.
+ */
+export function linearised(pattern: string): string {
+  const atom = leadingRepeatedAtom(pattern);
+  if (!atom || hasTopLevelAlternation(pattern)) return pattern;
+  return `(?<!${atom})${pattern}`;
+}
+
 /** Validates a custom content-filter pattern; the compiled regex is returned when it is safe. */
 export function checkCustomPattern(pattern: string): PatternVerdict {
   if (pattern.length === 0) return { ok: false, reason: "pattern must not be empty" };
@@ -160,6 +211,5 @@ export function checkCustomPattern(pattern: string): PatternVerdict {
   const problem = structuralProblem(pattern);
   if (problem) return { ok: false, reason: problem };
   if (regex.test("")) return { ok: false, reason: "pattern must not match the empty string" };
-  regex.lastIndex = 0;
-  return { ok: true, regex };
+  return { ok: true, regex: new RegExp(linearised(pattern), CUSTOM_PATTERN_FLAGS) };
 }
