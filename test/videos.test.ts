@@ -166,6 +166,27 @@ describe("video job lifecycle", () => {
     expect((await poll(owner.apiKey, job.id)).status).not.toBe("cancelled");
   });
 
+  it("is submitted with plain HTTP: the SDK's generate() expects 202 where the spec answers 200", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await expect(
+      sdk(acct.apiKey).videoGeneration.generate({ videoGenerationRequest: { ...body, aspectRatio: "16:9" } }),
+    ).rejects.toThrow();
+  });
+
+  it("is described in the OpenAPI document", async () => {
+    const res = await call("/openapi.json");
+    const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
+    for (const path of [
+      "/videos",
+      "/videos/{id}",
+      "/videos/{id}/content",
+      "/videos/{id}/cancel",
+      "/audio/speech",
+    ]) {
+      expect(doc.paths[`/api/v1${path}`], path).toBeDefined();
+    }
+  });
+
   it("answers 404 for an unknown job id and 400 for a malformed one", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const unknown = await call("/videos/gen-vid-1700000000-AAAAAAAAAAAAAAAAAAAA", { key: acct.apiKey });
