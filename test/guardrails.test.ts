@@ -270,6 +270,34 @@ describe("PATCH /guardrails/{id}", () => {
   });
 });
 
+describe("POST /guardrails and GET /guardrails reject bad input", () => {
+  it.each([
+    ["no name", {}],
+    ["blank name", { name: "   " }],
+    ["empty regions", { name: "g", allowed_data_regions: [] }],
+    ["unsafe pattern", { name: "g", content_filters: [{ pattern: "(\\w+\\s?)*$", action: "block" }] }],
+    ["unknown provider", { name: "g", allowed_providers: ["acme-ai"] }],
+  ])("POST with %s -> 400, nothing created", async (_name, body) => {
+    const acct = await createAccount();
+    const res = await call("/guardrails", { method: "POST", key: acct.managementKey, body });
+    expect(res.status).toBe(400);
+    await errorOf(res);
+    expect((await sdk(acct.managementKey).guardrails.list({})).result.totalCount).toBe(0);
+  });
+
+  it("rejects bad paging and foreign workspaces on the list", async () => {
+    const a = await createAccount();
+    const b = await createAccount();
+    for (const query of ["?limit=0", "?limit=101", "?offset=-1"]) {
+      expect((await call(`/guardrails${query}`, { key: a.managementKey })).status, query).toBe(400);
+    }
+    expect((await call(`/guardrails?workspace_id=${b.workspaceId}`, { key: a.managementKey })).status).toBe(
+      404,
+    );
+    expect((await call("/guardrails", { method: "POST", key: a.managementKey })).status).toBe(400);
+  });
+});
+
 describe("assignments", () => {
   it("assigns and unassigns keys and members, and the assignment takes effect", async () => {
     const acct = await createAccount();

@@ -1,5 +1,5 @@
 // Queries on guardrails and their key/member assignments, and the mapping between rows and the wire.
-import { and, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import { CUSTOM_FILTER_DEFAULT_LABEL, defaultBuiltinLabel } from "../guardrails/filters";
 import { microsToUsdOrNull, usdToMicros } from "../lib/money";
 import type { Guardrail, UpdateGuardrailBody } from "../schemas/guardrails";
@@ -109,7 +109,13 @@ export function findDefaultOwner(db: Db, accountId: string, id: string) {
   return db
     .select({ id: workspaces.id })
     .from(workspaces)
-    .where(and(eq(workspaces.accountId, accountId), eq(workspaces.defaultGuardrailId, id)))
+    .where(
+      and(
+        eq(workspaces.accountId, accountId),
+        eq(workspaces.defaultGuardrailId, id),
+        isNull(workspaces.deletedAt),
+      ),
+    )
     .get();
 }
 
