@@ -49,7 +49,10 @@ describe("POST /videos validation", () => {
     ["a negative seed", { ...base, seed: -1 }],
     ["a fractional seed", { ...base, seed: 1.5 }],
     ["a malformed size", { ...base, size: "1280*720" }],
-    ["a size with a non-string aspect_ratio", { ...base, size: "1280x720", aspect_ratio: 5, resolution: 720 }],
+    [
+      "a size with a non-string aspect_ratio",
+      { ...base, size: "1280x720", aspect_ratio: 5, resolution: 720 },
+    ],
     ["a size contradicting aspect_ratio", { ...base, size: "1280x720", aspect_ratio: "9:16" }],
     ["a size contradicting resolution", { ...base, size: "1280x720", resolution: "1080p" }],
     ["creativity on a generation model", { ...base, creativity: 0.5 }],

@@ -89,8 +89,12 @@ export const VideoRequestSchema = z
     }
     // Refinements run even when a field already failed: only compare a well-formed size.
     if (body.size && SIZE.test(body.size)) {
-      const aspect = (ASPECT_RATIOS as readonly unknown[]).includes(body.aspect_ratio) ? body.aspect_ratio : undefined;
-      const resolution = (RESOLUTIONS as readonly unknown[]).includes(body.resolution) ? body.resolution : undefined;
+      const aspect = (ASPECT_RATIOS as readonly unknown[]).includes(body.aspect_ratio)
+        ? body.aspect_ratio
+        : undefined;
+      const resolution = (RESOLUTIONS as readonly unknown[]).includes(body.resolution)
+        ? body.resolution
+        : undefined;
       const conflict = sizeConflict(body.size, resolution, aspect);
       if (conflict) ctx.addIssue({ code: "custom", path: ["size"], message: conflict });
     }

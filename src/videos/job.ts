@@ -11,8 +11,8 @@ import { credentialResolver, workspaceByok } from "../routing/context";
 import { TERMINAL_STATUSES, type VideoStatus } from "../schemas/videos";
 import { attemptDelivery, mayRetry, retryDelayMs } from "../webhooks/delivery";
 import { newWebhookId } from "../webhooks/signing";
-import { JOB_TTL_MS, MAX_POLL_ERRORS, pollDelayMs, type VideoJobState, videoCostMicros } from "./state";
-import { jobToWire, syncJob } from "./store";
+import { MAX_POLL_ERRORS, pollDelayMs, type VideoJobState, videoCostMicros } from "./state";
+import { jobToWire, recordJobGeneration, syncJob } from "./store";
 import { attemptsFor, connect, UPSTREAM_CALL_MS, videoAdapterOf } from "./upstream";
 
 const KEY = "job";
@@ -60,7 +60,21 @@ export class VideoJob extends DurableObject<Bindings> {
     if (!s) return { ok: false, status: "failed" };
     if (s.status === "cancelled") return { ok: true };
     if (TERMINAL_STATUSES.has(s.status)) return { ok: false, status: s.status };
-    await this.finish(s, "cancelled", { error: "Cancelled by the caller" });
+    try {
+      await this.finish(s, "cancelled", { error: "Cancelled by the caller" });
+    } catch (err) {
+      // The cancel itself is saved; the alarm finishes releasing and notifying.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "video job cancel incomplete",
+          job_id: s.id,
+          error: String(err),
+        }),
+      );
+      await this.ctx.storage.setAlarm(Date.now() + STEP_RETRY_MS);
+      return { ok: true };
+    }
     await this.schedule(s);
     return { ok: true };
   }
@@ -70,6 +84,7 @@ export class VideoJob extends DurableObject<Bindings> {
     if (!s) return;
     try {
       if (!s.synced) await this.sync(s);
+      if (TERMINAL_STATUSES.has(s.status) && !s.finalized) await this.finalize(s);
       const now = Date.now();
       if (!TERMINAL_STATUSES.has(s.status)) {
         if (now >= s.deadlineAt) await this.finish(s, "expired", { error: "The job did not finish in time" });
@@ -185,8 +200,8 @@ export class VideoJob extends DurableObject<Bindings> {
   }
 
   /**
-   * Ends the job: charges the real cost on completion or releases the reservation otherwise, writes
-   * the generation record, mirrors D1, and queues the webhook when a URL applies.
+   * Ends the job: fixes its status and cost, saved at once (so nothing can move it again), then
+   * finalizes. A finalize that fails halfway (ledger or D1 down) is resumed by the next alarm.
    */
   private async finish(
     s: VideoJobState,
@@ -196,54 +211,45 @@ export class VideoJob extends DurableObject<Bindings> {
     let cost = 0;
     if (status === "completed" && s.current) {
       const [attempt] = await attemptsFor(this.env, s.region, [s.current]);
-      const seconds = detail.durationSeconds ?? s.billedDurationSeconds;
-      cost = attempt ? videoCostMicros(attempt.endpoint.pricing, s.resolution, seconds) : 0;
+      s.billedDurationSeconds = detail.durationSeconds ?? s.billedDurationSeconds;
+      cost = attempt ? videoCostMicros(attempt.endpoint.pricing, s.resolution, s.billedDurationSeconds) : 0;
     }
     s.status = status;
     s.error = status === "completed" ? null : (detail.error ?? null);
     s.costMicros = status === "completed" ? cost : 0;
     s.nextPollAt = null;
+    s.finalized = false;
     await this.save(s);
+    await this.finalize(s);
+  }
+
+  /**
+   * Charges the real cost on completion or releases the reservation otherwise (settle is idempotent),
+   * writes the generation record (once), queues the webhook when a URL applies, and mirrors D1.
+   */
+  private async finalize(s: VideoJobState): Promise<void> {
     if (s.reservation) {
-      await settle(this.env, s.reservation, { actualMicros: s.costMicros, isByok: s.isByok });
+      await settle(this.env, s.reservation, { actualMicros: s.costMicros ?? 0, isByok: s.isByok });
     }
-    await getDb(this.env.DB)
-      .insert(tables.generations)
-      .values({
-        id: s.generationId,
-        accountId: s.accountId,
-        workspaceId: s.workspaceId,
-        keyHash: s.keyHash,
-        modality: "video",
-        model: s.current?.modelSlug ?? s.model,
-        provider: s.current?.provider ?? null,
-        endpointId: s.current?.endpointId ?? null,
-        isByok: s.isByok,
-        status: status === "completed" ? "completed" : status === "cancelled" ? "cancelled" : "failed",
-        usage: {
-          video_seconds: status === "completed" ? (detail.durationSeconds ?? s.billedDurationSeconds) : 0,
-        },
-        costMicros: s.costMicros,
-        region: s.region,
-        metadata: s.trace,
-        user: s.user,
-        error: s.error,
-      })
-      .onConflictDoNothing();
+    await recordJobGeneration(this.env.DB, s);
     const url = s.callbackUrl ?? (await this.workspaceWebhookUrl(s.workspaceId));
     if (url && !s.webhook) {
       const now = Date.now();
-      const data = jobToWire({ ...s, costMicros: s.costMicros });
       s.webhook = {
         webhookId: newWebhookId(),
         url,
-        body: JSON.stringify({ type: `video.${status}`, timestamp: new Date(now).toISOString(), data }),
+        body: JSON.stringify({
+          type: `video.${s.status}`,
+          timestamp: new Date(now).toISOString(),
+          data: jobToWire(s),
+        }),
         attempts: 0,
         firstAt: now,
         nextAt: now,
         done: false,
       };
     }
+    s.finalized = true;
     await this.transition(s);
   }
 

@@ -64,6 +64,8 @@ export interface VideoJobState {
   webhook: WebhookState | null;
   /** False until the D1 row reflects the latest transition. */
   synced: boolean;
+  /** For a finished job: whether settle, the generation record and the webhook set-up are done. */
+  finalized: boolean;
 }
 
 /** Exponential polling from 2 s, capped at 30 s, with ±20 % jitter so jobs submitted together spread out. */

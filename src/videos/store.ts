@@ -84,3 +84,29 @@ export async function syncJob(d1: D1Database, s: VideoJobState): Promise<void> {
     })
     .where(eq(videoJobs.id, s.id));
 }
+
+/** The job's generation record, written once when it ends (a repeat is ignored). */
+export async function recordJobGeneration(d1: D1Database, s: VideoJobState): Promise<void> {
+  const status = s.status === "completed" ? "completed" : s.status === "cancelled" ? "cancelled" : "failed";
+  await getDb(d1)
+    .insert(tables.generations)
+    .values({
+      id: s.generationId,
+      accountId: s.accountId,
+      workspaceId: s.workspaceId,
+      keyHash: s.keyHash,
+      modality: "video",
+      model: s.current?.modelSlug ?? s.model,
+      provider: s.current?.provider ?? null,
+      endpointId: s.current?.endpointId ?? null,
+      isByok: s.isByok,
+      status,
+      usage: { video_seconds: s.status === "completed" ? s.billedDurationSeconds : 0 },
+      costMicros: s.costMicros ?? 0,
+      region: s.region,
+      metadata: s.trace,
+      user: s.user,
+      error: s.error,
+    })
+    .onConflictDoNothing();
+}

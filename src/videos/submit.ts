@@ -177,6 +177,7 @@ export async function submitVideo(
     trace: body.trace ?? null,
     webhook: null,
     synced: true,
+    finalized: false,
   };
   try {
     await env.VIDEO_JOBS.get(env.VIDEO_JOBS.idFromName(jobId)).start(state);
