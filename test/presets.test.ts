@@ -215,6 +215,8 @@ describe("POST /presets/{slug}/responses rejects bad input and changes nothing",
     ["unknown service tool", { tools: [{ type: "svc:teleport" }] }],
     ["SDK-style service tool prefix", { tools: [{ type: "openrouter:web_search" }] }],
     ["custom tool without name", { tools: [{ type: "custom" }] }],
+    ["a preset as the model", { model: "@preset/other" }, "another preset"],
+    ["a preset among the fallbacks", { models: ["a/b", "@preset/other"] }, "another preset"],
   ];
 
   it.each(cases)("%s -> 400", async (_name, body, message) => {

@@ -8,9 +8,10 @@ import {
   findPresetWithVersion,
   listPresets,
   listPresetVersions,
+  presetSlugOf,
   presetVersionToWire,
 } from "../db/presets";
-import { notFound } from "../lib/errors";
+import { badRequest, notFound } from "../lib/errors";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
@@ -101,6 +102,8 @@ export const presetsRoutes = createRouter()
     const body = c.req.valid("json");
     const { key, account } = c.get("auth");
     const { config, systemPrompt } = presetConfigOf(body);
+    const nested = [config.model, ...(config.models ?? [])].find((m) => presetSlugOf(m) !== null);
+    if (nested) throw badRequest(`A preset cannot name another preset ('${nested}') as its model`);
     const data = await createPresetVersion(getDb(c.env.DB), {
       accountId: account.id,
       workspaceId: key.workspaceId,
