@@ -211,5 +211,11 @@ export function checkCustomPattern(pattern: string): PatternVerdict {
   const problem = structuralProblem(pattern);
   if (problem) return { ok: false, reason: problem };
   if (regex.test("")) return { ok: false, reason: "pattern must not match the empty string" };
-  return { ok: true, regex: new RegExp(linearised(pattern), CUSTOM_PATTERN_FLAGS) };
+  try {
+    return { ok: true, regex: new RegExp(linearised(pattern), CUSTOM_PATTERN_FLAGS) };
+  } catch {
+    // The rewrite is an optimisation; should it ever not compile, the checked pattern stands.
+    regex.lastIndex = 0;
+    return { ok: true, regex };
+  }
 }
