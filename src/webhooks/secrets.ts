@@ -1,5 +1,5 @@
 // Per-workspace webhook signing secrets: stored AES-GCM encrypted, rotated with a grace period for the old one.
-import { eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { ApiError } from "../lib/errors";
@@ -73,6 +73,22 @@ export async function rotateWorkspaceSecret(env: Bindings, workspaceId: string):
   return secret;
 }
 
+/** Creates the workspace's first secret; when a concurrent delivery created one first, that one wins. */
+async function firstSecret(env: Bindings, workspaceId: string): Promise<string> {
+  const db = getDb(env.DB);
+  const candidate = newWebhookSecret();
+  await db
+    .update(workspaces)
+    .set({ webhookSecretCiphertext: await sealSecret(env, workspaceId, candidate) })
+    .where(and(eq(workspaces.id, workspaceId), isNull(workspaces.webhookSecretCiphertext)));
+  const row = await db
+    .select({ current: workspaces.webhookSecretCiphertext })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId))
+    .get();
+  return openSecret(env, workspaceId, row!.current!);
+}
+
 /**
  * The secrets a delivery is signed with: the current one, plus the previous one during the grace
  * period after a rotation. A workspace that never created one gets one now (it learns it by rotating).
@@ -93,7 +109,7 @@ export async function signingSecrets(
     .where(eq(workspaces.id, workspaceId))
     .get();
   if (!row) return [];
-  if (!row.current) return [await rotateWorkspaceSecret(env, workspaceId)];
+  if (!row.current) return [await firstSecret(env, workspaceId)];
   const out = [await openSecret(env, workspaceId, row.current)];
   if (row.previous && row.rotatedAt && now - Date.parse(row.rotatedAt) < ROTATION_GRACE_MS) {
     out.push(await openSecret(env, workspaceId, row.previous));
