@@ -174,12 +174,14 @@ describe("long-running-operation video jobs", () => {
   it("fails with the operation's error", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     await addByok(acct, "google-ai-studio", "goog-byok");
-    upstream({
+    const seen = upstream({
       [`POST ${BASE}/models/veo-3.1-generate-preview:predictLongRunning`]: [() => json(opStarted)],
       [`GET ${OP}`]: [() => json(opError)],
     });
     const job = await submitOk(acct.apiKey, { model: "google/veo-3.1", prompt: "x", duration: 4 });
     const failed = await driveUntil(acct.apiKey, job.id, "failed");
     expect(failed.error).toBe(opError.error.message);
+    // generate_audio absent: the endpoint's capability (true for this model) is sent.
+    expect(seen[0]!.body).toMatchObject({ parameters: { generateAudio: true, durationSeconds: 4 } });
   });
 });

@@ -141,7 +141,12 @@ export class VideoJob extends DurableObject<Bindings> {
       resolveCredential: credentialResolver(this.env, byok),
       call: (attempt, call) =>
         videoAdapterOf(attempt.endpoint.adapter).submit(
-          { ...s.request, passthrough: s.providerOptions[attempt.endpoint.provider] },
+          {
+            ...s.request,
+            // Absent: the endpoint's own capability flag, false when it states none.
+            generateAudio: s.request.generateAudio ?? attempt.endpoint.capabilities.audio_generation ?? false,
+            passthrough: s.providerOptions[attempt.endpoint.provider],
+          },
           call,
         ),
     });
