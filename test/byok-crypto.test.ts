@@ -1,7 +1,13 @@
 // BYOK key sealing: round trip, fresh IVs, binding to the row, master-key rotation and masking.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { decryptByokKey, encryptByokKey, maskKey, needsReseal } from "../src/lib/byok-crypto";
+import {
+  decryptByokKey,
+  encryptByokKey,
+  maskKey,
+  needsReseal,
+  resealedColumns,
+} from "../src/lib/byok-crypto";
 
 const binding = () => ({
   workspaceId: crypto.randomUUID(),
@@ -71,6 +77,30 @@ describe("encryptByokKey / decryptByokKey", () => {
     await expect(encryptByokKey({ BYOK_MASTER_KEYS: '{"1":"c2hvcnQ="}' }, binding(), "x")).rejects.toThrow(
       /32-byte/,
     );
+  });
+});
+
+describe("resealedColumns", () => {
+  it("moves a row sealed under an older master key to the newest, and leaves current rows alone", async () => {
+    const b = binding();
+    const old = rowOf(b, await encryptByokKey(env, b, "sk-rotate-me"));
+    expect(await resealedColumns(env, old)).toEqual({});
+    const rotated = {
+      BYOK_MASTER_KEYS: JSON.stringify({ ...JSON.parse(env.BYOK_MASTER_KEYS!), "2": KEY_2 }),
+    };
+    const moved = await resealedColumns(rotated, old);
+    expect(moved.keyVersion).toBe("2");
+    expect(await decryptByokKey(rotated, { ...old, ...moved })).toBe("sk-rotate-me");
+    // A ciphertext that does not open is left as it is (and stays unusable).
+    expect(await resealedColumns(rotated, { ...old, id: crypto.randomUUID() })).toEqual({});
+  });
+
+  it("seals a replacement key with its new label", async () => {
+    const b = binding();
+    const row = rowOf(b, await encryptByokKey(env, b, "sk-first-key-000000"));
+    const next = await resealedColumns(env, row, "sk-second-key-00009999");
+    expect(next.label).toBe("sk-...9999");
+    expect(await decryptByokKey(env, { ...row, ...next })).toBe("sk-second-key-00009999");
   });
 });
 

@@ -150,6 +150,25 @@ export async function needsReseal(env: MasterKeyEnv, row: Pick<SealedRow, "keyVe
 }
 
 /**
+ * The sealed columns to write when a row is updated: a replacement key is sealed (with its new label);
+ * otherwise a row sealed under an older master key is re-sealed under the newest one (opportunistic
+ * rotation), and nothing changes when it is current or can no longer be opened.
+ */
+export async function resealedColumns(
+  env: MasterKeyEnv,
+  row: SealedRow,
+  replacement?: string,
+): Promise<Partial<SealedKey & { label: string }>> {
+  const binding = { workspaceId: row.workspaceId, provider: row.provider, credentialId: row.id };
+  if (replacement !== undefined) {
+    return { ...(await encryptByokKey(env, binding, replacement)), label: maskKey(replacement) };
+  }
+  if (!(await needsReseal(env, row))) return {};
+  const plain = await decryptByokKey(env, row);
+  return plain === null ? {} : encryptByokKey(env, binding, plain);
+}
+
+/**
  * `sk-...AbCd`: the key's vendor prefix (letters up to a dash within the first five characters) and its last four
  * characters. Short keys show only their last two, so a label never reveals a usable share.
  */

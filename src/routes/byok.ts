@@ -17,7 +17,7 @@ import { getDb } from "../db/client";
 import { findAccountWorkspace } from "../db/guardrails";
 import type { AppEnv } from "../env";
 import { catalogProviders, normaliseModels } from "../guardrails/lists";
-import { decryptByokKey, encryptByokKey, maskKey, needsReseal } from "../lib/byok-crypto";
+import { encryptByokKey, maskKey, resealedColumns } from "../lib/byok-crypto";
 import { badRequest, notFound } from "../lib/errors";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
@@ -205,14 +205,7 @@ export const byokRoutes = createRouter()
     if (!row) throw credentialNotFound();
     const values = await restrictionValues(c, body);
     if (body.name === null) values.name = row.provider;
-    const binding = { workspaceId: row.workspaceId, provider: row.provider, credentialId: row.id };
-    if (key !== undefined) {
-      Object.assign(values, await encryptByokKey(c.env, binding, key), { label: maskKey(key) });
-    } else if (await needsReseal(c.env, row)) {
-      // Opportunistic rotation: a key sealed under a retired-soon master key moves to the newest one.
-      const plain = await decryptByokKey(c.env, row);
-      if (plain !== null) Object.assign(values, await encryptByokKey(c.env, binding, plain));
-    }
+    Object.assign(values, await resealedColumns(c.env, row, key));
     const updated = await updateByok(db, accountId, id, { ...values, updatedAt: nowIso() });
     if (!updated) throw credentialNotFound();
     invalidateByokCache(updated.workspaceId);
