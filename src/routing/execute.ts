@@ -13,6 +13,7 @@ import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } fro
 import { type AttemptLog, runAttempts } from "./attempts";
 import { credentialResolver, routeContextFor } from "./context";
 import { assertRoutable, type PlannedAttempt, planRoute, type RouteRequest } from "./plan";
+import { applyModelPreset } from "./preset";
 
 export interface InferenceIo {
   env: Bindings;
@@ -56,14 +57,18 @@ export async function executeInference<T>(
 ): Promise<InferenceResult<T>> {
   const { env, auth, executionCtx } = io;
   const generationId = newGenerationId();
-  const [catalog, context] = await Promise.all([getCatalog(env.DB), routeContextFor(env, auth)]);
+  const [catalog, context, route] = await Promise.all([
+    getCatalog(env.DB),
+    routeContextFor(env, auth),
+    applyModelPreset(env, auth, spec.route),
+  ]);
   const adapterFits = {
     param: spec.capability,
     hard: true,
     fits: (e: { adapter: string }) => supports(e.adapter, spec.capability),
   };
   const plan = planRoute(
-    { ...spec.route, requirements: [adapterFits, ...(spec.route.requirements ?? [])] },
+    { ...route, requirements: [adapterFits, ...(route.requirements ?? [])] },
     { catalog, region: env.REGION, ...context },
   );
   assertRoutable(plan);

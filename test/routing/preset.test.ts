@@ -1,0 +1,73 @@
+// `model: "@preset/<slug>"` on inference: the preset's model, fallbacks and provider preferences apply.
+import { describe, expect, it } from "vitest";
+import { createAccount } from "../helpers/accounts";
+import { call, errorOf } from "../helpers/http";
+
+async function savePreset(key: string, slug: string, body: Record<string, unknown>) {
+  const res = await call(`/presets/${slug}/responses`, { key, method: "POST", body });
+  expect(res.status).toBe(200);
+}
+
+describe("presets in inference", () => {
+  it("routes an embeddings request by the preset's model and fallbacks", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `emb-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(acct.managementKey, slug, {
+      model: "sandbox/embed-always-503",
+      models: ["sandbox/embed-small"],
+      provider: { allow_fallbacks: true },
+    });
+    const res = await call("/embeddings", {
+      key: acct.apiKey,
+      method: "POST",
+      body: { model: `@preset/${slug}`, input: "hello" },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { model: string }).model).toBe("sandbox/embed-small");
+  });
+
+  it("lets the request's own provider preferences win over the preset's", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `emb-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(acct.managementKey, slug, {
+      model: "sandbox/embed-always-503",
+      models: ["sandbox/embed-small"],
+    });
+    const res = await call("/embeddings", {
+      key: acct.apiKey,
+      method: "POST",
+      body: { model: `@preset/${slug}`, input: "hello", provider: { allow_fallbacks: false } },
+    });
+    expect(res.status).toBe(503);
+    await errorOf(res);
+  });
+
+  it("answers 404 for an unknown preset and for another account's preset", async () => {
+    const mine = await createAccount({ creditsUsd: 5 });
+    const theirs = await createAccount({ creditsUsd: 5 });
+    const slug = `emb-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(theirs.managementKey, slug, { model: "sandbox/embed-small" });
+    for (const model of ["@preset/does-not-exist", `@preset/${slug}`]) {
+      const res = await call("/embeddings", {
+        key: mine.apiKey,
+        method: "POST",
+        body: { model, input: "x" },
+      });
+      expect(res.status, model).toBe(404);
+      expect((await errorOf(res)).message).toContain("Preset");
+    }
+  });
+
+  it("answers 400 for a preset that names no model", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `emb-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(acct.managementKey, slug, { temperature: 0.2 });
+    const res = await call("/embeddings", {
+      key: acct.apiKey,
+      method: "POST",
+      body: { model: `@preset/${slug}`, input: "x" },
+    });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toContain("names no model");
+  });
+});
