@@ -1,6 +1,6 @@
 // The sandbox's text-to-speech: playable audio whose length follows the input, streamed chunk by chunk.
 import type { CallContext, SpeechRequest, SpeechResult } from "../types";
-import { sandboxAudioBytes, sandboxAudioStream, speechDurationMs } from "./audio";
+import { sandboxAudioStream, speechDurationMs } from "./audio";
 import { sandboxFailureMode } from "./failures";
 
 const CONTENT_TYPES = { mp3: "audio/mpeg", pcm: "audio/pcm" } as const;
@@ -17,9 +17,6 @@ export async function sandboxSpeech(request: SpeechRequest, call: CallContext): 
       ? Math.min(override, 6 * 60 * 60 * 1000)
       : speechDurationMs(request.input.length, request.speed);
   return new Response(sandboxAudioStream(request.format, durationMs), {
-    headers: {
-      "Content-Type": CONTENT_TYPES[request.format],
-      "X-Sandbox-Audio-Bytes": String(sandboxAudioBytes(request.format, durationMs)),
-    },
+    headers: { "Content-Type": CONTENT_TYPES[request.format] },
   });
 }
