@@ -133,6 +133,17 @@ describe("completion webhook", () => {
     expect(await settings.json()).toMatchObject({ data: { secret_configured: true } });
   });
 
+  it("signs with both secrets during the grace period after a rotation", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const old = await rotate(acct);
+    const current = await rotate(acct);
+    const seen = receiver([200]);
+    const job = await submitOk(acct.apiKey, { ...body, callback_url: "https://hooks.example.com/r" });
+    await driveUntil(acct.apiKey, job.id, "completed");
+    expect(seen[0]!.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
+    for (const secret of [old, current]) new Webhook(secret).verify(seen[0]!.body, seen[0]!.headers);
+  });
+
   it("sends nothing when no URL applies", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const fetchSpy = vi.spyOn(globalThis, "fetch");
