@@ -218,15 +218,12 @@ export class VideoJob extends DurableObject<Bindings> {
     status: Exclude<VideoStatus, "pending" | "in_progress">,
     detail: { error?: string; durationSeconds?: number },
   ): Promise<void> {
-    let cost = 0;
-    if (status === "completed" && s.current) {
-      const [attempt] = await attemptsFor(this.env, s.region, [s.current]);
-      s.billedDurationSeconds = detail.durationSeconds ?? s.billedDurationSeconds;
-      cost = attempt ? videoCostMicros(attempt.endpoint.pricing, s.resolution, s.billedDurationSeconds) : 0;
-    }
+    // Saved before any other I/O, so a concurrent cancel sees the final status (storage calls hold the
+    // object's input gate; only network or D1 awaits let another call in).
     s.status = status;
     s.error = status === "completed" ? null : (detail.error ?? null);
-    s.costMicros = status === "completed" ? cost : 0;
+    s.billedDurationSeconds = detail.durationSeconds ?? s.billedDurationSeconds;
+    s.costMicros = status === "completed" ? null : 0;
     s.nextPollAt = null;
     s.finalized = false;
     await this.save(s);
@@ -238,6 +235,13 @@ export class VideoJob extends DurableObject<Bindings> {
    * writes the generation record (once), queues the webhook when a URL applies, and mirrors D1.
    */
   private async finalize(s: VideoJobState): Promise<void> {
+    if (s.costMicros == null) {
+      const [attempt] = s.current ? await attemptsFor(this.env, s.region, [s.current]) : [];
+      s.costMicros = attempt
+        ? videoCostMicros(attempt.endpoint.pricing, s.resolution, s.billedDurationSeconds)
+        : 0;
+      await this.save(s);
+    }
     if (s.reservation) {
       await settle(this.env, s.reservation, { actualMicros: s.costMicros ?? 0, isByok: s.isByok });
     }
