@@ -14,6 +14,7 @@ import { filterTexts } from "../routing/content-filters";
 import { credentialResolver, routeContextFor } from "../routing/context";
 import type { Requirement } from "../routing/filters";
 import { assertRoutable, planRoute } from "../routing/plan";
+import { applyModelPreset } from "../routing/preset";
 import { SPEECH_CONTENT_TYPES, type SpeechRequest, SpeechRequestSchema } from "../schemas/speech";
 import { newGenerationId } from "../videos/ids";
 
@@ -110,9 +111,13 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
   const filtered = filterTexts(auth.policy, [body.input]);
   const input = filtered.texts[0]!;
 
-  const [catalog, context] = await Promise.all([getCatalog(env.DB), routeContextFor(env, auth)]);
+  const [catalog, context, route] = await Promise.all([
+    getCatalog(env.DB),
+    routeContextFor(env, auth),
+    applyModelPreset(env, auth, { modality: "speech" as const, model: body.model }),
+  ]);
   const plan = planRoute(
-    { modality: "speech", model: body.model, requirements: speechRequirements(body) },
+    { ...route, requirements: speechRequirements(body) },
     { ...context, catalog, region: env.REGION as DataRegion },
   );
   assertRoutable(plan);

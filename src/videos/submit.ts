@@ -11,6 +11,7 @@ import type { VideoSubmitRequest } from "../providers/types";
 import { filterTexts } from "../routing/content-filters";
 import { routeContextFor } from "../routing/context";
 import { assertRoutable, planRoute } from "../routing/plan";
+import { applyModelPreset } from "../routing/preset";
 import type { VideoJobWire, VideoRequest } from "../schemas/videos";
 import { newGenerationId, newVideoJobId } from "./ids";
 import { billedSeconds, checkVideoModelRules, videoRequirements } from "./requirements";
@@ -92,11 +93,14 @@ export async function submitVideo(
     if (existing) return replay(existing, hash);
   }
 
-  const catalog = await getCatalog(env.DB);
-  const model = findModel(catalog, body.model);
+  const [catalog, route] = await Promise.all([
+    getCatalog(env.DB),
+    applyModelPreset(env, auth, { modality: "video" as const, model: body.model }),
+  ]);
+  const model = findModel(catalog, route.model);
   if (model?.modality === "video") checkVideoModelRules(model, body);
   const plan = planRoute(
-    { modality: "video", model: body.model, requirements: videoRequirements(body) },
+    { ...route, requirements: videoRequirements(body) },
     { ...(await routeContextFor(env, auth)), catalog, region: env.REGION as DataRegion },
   );
   assertRoutable(plan);

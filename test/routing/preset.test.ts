@@ -2,6 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { createAccount } from "../helpers/accounts";
 import { call, errorOf } from "../helpers/http";
+import { post } from "../helpers/media";
+import { submit, submitOk } from "../helpers/videos";
 
 async function savePreset(key: string, slug: string, body: Record<string, unknown>) {
   const res = await call(`/presets/${slug}/responses`, { key, method: "POST", body });
@@ -69,5 +71,32 @@ describe("presets in inference", () => {
     });
     expect(res.status).toBe(400);
     expect((await errorOf(res)).message).toContain("names no model");
+  });
+});
+
+describe("presets in speech and video", () => {
+  it("synthesizes speech with the preset's model", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `tts-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(acct.managementKey, slug, { model: "sandbox/tts-mini" });
+    const { res, settled } = await post("/audio/speech", acct.apiKey, {
+      model: `@preset/${slug}`,
+      input: "hello",
+      voice: "alloy",
+      response_format: "mp3",
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("audio/mpeg");
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(0);
+    await settled();
+  });
+
+  it("submits a video job with the preset's model, and 404s an unknown preset", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `vid-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(acct.managementKey, slug, { model: "sandbox/video-mini" });
+    await submitOk(acct.apiKey, { model: `@preset/${slug}`, prompt: "a cat", duration: 2 });
+    const missing = await submit(acct.apiKey, { model: "@preset/nope", prompt: "a cat", duration: 2 });
+    expect(missing.status).toBe(404);
   });
 });
