@@ -4,11 +4,10 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { getDb, tables } from "../src/db/client";
-import { encryptByokKey } from "../src/lib/byok-crypto";
 import cohereOk from "./fixtures/cohere/embed-200.json";
 import openaiOk from "./fixtures/openai/embeddings-200.json";
 import openai429 from "./fixtures/openai/embeddings-429.json";
-import { createAccount, type TestAccount } from "./helpers/accounts";
+import { addByok, createAccount, type TestAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 import { json, mockUpstream } from "./helpers/upstream";
 
@@ -29,33 +28,6 @@ async function guardrail(acct: TestAccount, fields: Partial<typeof tables.guardr
       name: "Team policy",
       ...fields,
     });
-}
-
-async function byok(
-  acct: TestAccount,
-  provider: string,
-  apiKey: string,
-  fields: Partial<typeof tables.byokCredentials.$inferInsert> = {},
-) {
-  const id = crypto.randomUUID();
-  const sealed = await encryptByokKey(
-    env,
-    { workspaceId: acct.workspaceId, provider, credentialId: id },
-    apiKey,
-  );
-  await getDb(env.DB)
-    .insert(tables.byokCredentials)
-    .values({
-      id,
-      accountId: acct.accountId,
-      workspaceId: acct.workspaceId,
-      provider,
-      name: provider,
-      label: "sk-...xyz",
-      ...sealed,
-      ...fields,
-    });
-  return id;
 }
 
 let restore: (() => void) | undefined;
@@ -220,7 +192,7 @@ describe("guardrails and content filters", () => {
 describe("BYOK through mock upstreams", () => {
   it("calls the OpenAI-compatible upstream with the workspace's key and records is_byok", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    await byok(acct, "openai", "sk-user-openai-key");
+    await addByok(acct, "openai", "sk-user-openai-key");
     const upstream = mockUpstream({ "POST api.openai.com/v1/embeddings": () => json(openaiOk) });
     restore = upstream.restore;
     const res = await embed(acct.apiKey, {
@@ -247,7 +219,7 @@ describe("BYOK through mock upstreams", () => {
 
   it("uses the regional base URL for requests through the europe ingress", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    await byok(acct, "openai", "sk-user-openai-key");
+    await addByok(acct, "openai", "sk-user-openai-key");
     const upstream = mockUpstream({ "POST eu.api.openai.com/v1/embeddings": () => json(openaiOk) });
     restore = upstream.restore;
     const res = await call("/embeddings", {
@@ -262,7 +234,7 @@ describe("BYOK through mock upstreams", () => {
 
   it("maps an upstream 429 to 429 with the provider's code and Retry-After", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    await byok(acct, "openai", "sk-user-openai-key");
+    await addByok(acct, "openai", "sk-user-openai-key");
     const upstream = mockUpstream({
       "POST api.openai.com/v1/embeddings": () => json(openai429, 429, { "Retry-After": "20" }),
     });
@@ -278,7 +250,7 @@ describe("BYOK through mock upstreams", () => {
 
   it("falls back to a fallback model when the upstream cannot be reached", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    await byok(acct, "openai", "sk-user-openai-key");
+    await addByok(acct, "openai", "sk-user-openai-key");
     const upstream = mockUpstream({});
     restore = upstream.restore;
     const res = await embed(acct.apiKey, {
@@ -293,7 +265,7 @@ describe("BYOK through mock upstreams", () => {
 
   it("calls the Cohere-style upstream with its own wire format", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    await byok(acct, "cohere", "co-user-key");
+    await addByok(acct, "cohere", "co-user-key");
     const upstream = mockUpstream({ "POST api.cohere.com/v2/embed": () => json(cohereOk) });
     restore = upstream.restore;
     const res = await embed(acct.apiKey, {
@@ -312,7 +284,7 @@ describe("BYOK through mock upstreams", () => {
 
   it("a ciphertext that does not decrypt refuses the candidate with no upstream call", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    const id = await byok(acct, "openai", "sk-user-openai-key");
+    const id = await addByok(acct, "openai", "sk-user-openai-key");
     await getDb(env.DB)
       .update(tables.byokCredentials)
       .set({ workspaceId: acct.workspaceId, provider: "openai", iv: "AAAAAAAAAAAAAAAA" })

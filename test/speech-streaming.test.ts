@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { getDb, tables } from "../src/db/client";
 import elevenlabsUnauthorized from "./fixtures/elevenlabs/error-401.json";
 import openaiRateLimited from "./fixtures/openai/speech-error-429.json";
-import { createAccount } from "./helpers/accounts";
+import { addByok, createAccount } from "./helpers/accounts";
 import { errorOf } from "./helpers/http";
-import { addByok, post } from "./helpers/media";
+import { post } from "./helpers/media";
 
 afterEach(() => vi.restoreAllMocks());
 

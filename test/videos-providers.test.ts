@@ -8,9 +8,9 @@ import soraCompleted from "./fixtures/openai/video-completed.json";
 import soraCreate from "./fixtures/openai/video-create.json";
 import soraFailed from "./fixtures/openai/video-failed.json";
 import soraRunning from "./fixtures/openai/video-in-progress.json";
-import { createAccount } from "./helpers/accounts";
+import { addByok, createAccount } from "./helpers/accounts";
 import { call } from "./helpers/http";
-import { addByok } from "./helpers/media";
+
 import { driveUntil, poll, step, submitOk } from "./helpers/videos";
 
 afterEach(() => vi.restoreAllMocks());

@@ -36,6 +36,17 @@ export interface RunOptions<T> {
   totalMs?: number;
 }
 
+/** What an adapter is told about the endpoint it calls. */
+export function callEndpointOf(attempt: PlannedAttempt): CallContext["endpoint"] {
+  return {
+    id: attempt.endpoint.id,
+    provider: attempt.endpoint.provider,
+    upstreamModel: attempt.endpoint.upstreamModel,
+    baseUrl: attempt.baseUrl,
+    capabilities: attempt.endpoint.capabilities,
+  };
+}
+
 const upstreamFetch: typeof fetch = (input, init) => globalThis.fetch(input, init);
 
 async function oneAttempt<T>(
@@ -62,13 +73,7 @@ async function oneAttempt<T>(
   const onAbort = () => controller.abort(opts.signal?.reason);
   opts.signal?.addEventListener("abort", onAbort, { once: true });
   const ctx: CallContext = {
-    endpoint: {
-      id: attempt.endpoint.id,
-      provider: attempt.endpoint.provider,
-      upstreamModel: attempt.endpoint.upstreamModel,
-      baseUrl: attempt.baseUrl,
-      capabilities: attempt.endpoint.capabilities,
-    },
+    endpoint: callEndpointOf(attempt),
     credential,
     signal: controller.signal,
     fetch: opts.fetch ?? upstreamFetch,

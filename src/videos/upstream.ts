@@ -6,6 +6,7 @@ import type { Bindings } from "../env";
 import { UpstreamError } from "../providers/errors";
 import { getAdapter } from "../providers/registry";
 import type { CallContext, VideoAdapter } from "../providers/types";
+import { callEndpointOf } from "../routing/attempts";
 import { credentialResolver, workspaceByok } from "../routing/context";
 import type { PlannedAttempt } from "../routing/plan";
 import type { PlannedTarget } from "./state";
@@ -74,13 +75,7 @@ export async function connect(
   return {
     adapter: videoAdapterOf(attempt.endpoint.adapter),
     call: {
-      endpoint: {
-        id: attempt.endpoint.id,
-        provider: attempt.endpoint.provider,
-        upstreamModel: attempt.endpoint.upstreamModel,
-        baseUrl: attempt.baseUrl,
-        capabilities: attempt.endpoint.capabilities,
-      },
+      endpoint: callEndpointOf(attempt),
       credential,
       signal,
       fetch: (input, init) => globalThis.fetch(input, init),

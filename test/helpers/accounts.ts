@@ -2,6 +2,7 @@
 import { env } from "cloudflare:test";
 import { getDb, tables } from "../../src/db/client";
 import { newApiKey } from "../../src/lib/api-keys";
+import { encryptByokKey } from "../../src/lib/byok-crypto";
 import { usdToMicros } from "../../src/lib/money";
 
 export interface TestAccount {
@@ -83,4 +84,32 @@ export async function createAccount(opts: { creditsUsd?: number } = {}): Promise
   const management = await createKey(base, { isManagement: true, name: "management" });
   const regular = await createKey(base, { name: "regular" });
   return { ...base, managementKey: management.key, apiKey: regular.key, apiKeyHash: regular.hash };
+}
+
+/** Gives the account's workspace its own key for `provider` (BYOK), sealed as the BYOK routes would. */
+export async function addByok(
+  acct: { accountId: string; workspaceId: string },
+  provider: string,
+  apiKey: string,
+  fields: Partial<typeof tables.byokCredentials.$inferInsert> = {},
+) {
+  const id = crypto.randomUUID();
+  const sealed = await encryptByokKey(
+    env,
+    { workspaceId: acct.workspaceId, provider, credentialId: id },
+    apiKey,
+  );
+  await getDb(env.DB)
+    .insert(tables.byokCredentials)
+    .values({
+      id,
+      accountId: acct.accountId,
+      workspaceId: acct.workspaceId,
+      provider,
+      name: provider,
+      label: "sk-...key",
+      ...sealed,
+      ...fields,
+    });
+  return id;
 }

@@ -2,8 +2,6 @@
 // work the Worker scheduled with waitUntil (which, for streamed speech, ends only once the body was read).
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import app from "../../src/app";
-import { getDb, tables } from "../../src/db/client";
-import { encryptByokKey } from "../../src/lib/byok-crypto";
 import { BASE } from "./http";
 
 export interface StreamedCall {
@@ -30,30 +28,4 @@ export function post(path: string, key: string, body: unknown, headers: Record<s
       body: JSON.stringify(body),
     }),
   );
-}
-
-/** Gives the account's workspace its own key for `provider` (BYOK), so no platform key is needed. */
-export async function addByok(
-  acct: { accountId: string; workspaceId: string },
-  provider: string,
-  apiKey: string,
-) {
-  const id = crypto.randomUUID();
-  const sealed = await encryptByokKey(
-    env,
-    { workspaceId: acct.workspaceId, provider, credentialId: id },
-    apiKey,
-  );
-  await getDb(env.DB)
-    .insert(tables.byokCredentials)
-    .values({
-      id,
-      accountId: acct.accountId,
-      workspaceId: acct.workspaceId,
-      provider,
-      name: provider,
-      label: "sk-...key",
-      ...sealed,
-    });
-  return id;
 }
