@@ -7,6 +7,7 @@ import { effectivePolicy } from "../src/guardrails/policy";
 import type { AuthContext } from "../src/middleware/auth";
 
 export { Ledger } from "../src/billing/ledger";
+export { VideoJob } from "../src/videos/job";
 
 /** Simulated upstream latency: real inference takes at least this long. */
 const UPSTREAM_MS = 5;

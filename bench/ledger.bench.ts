@@ -1,5 +1,5 @@
 // Ledger benchmark body: 64 concurrent on one key, ledger on vs off in the same run, then exact reconciliation.
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { ledgerFor } from "../src/billing/usage";
 import { addCredits } from "../test/billing/fixtures";
@@ -9,7 +9,12 @@ const CONCURRENCY = 64;
 const REQUESTS_PER_PHASE = 2_000;
 const ACCOUNT = `bench-${crypto.randomUUID()}`;
 
-async function phase(path: "/on" | "/off") {
+/**
+ * `direct`: the 64 loops call the worker's fetch inside this test's one request context (the
+ * original harness). `http`: each request goes through SELF.fetch and gets its own request context,
+ * as requests over real HTTP do.
+ */
+async function phase(path: "/on" | "/off", via: "direct" | "http" = "direct") {
   let next = 0;
   let failed = 0;
   const ctx = createExecutionContext();
@@ -18,7 +23,8 @@ async function phase(path: "/on" | "/off") {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < REQUESTS_PER_PHASE) {
         next++;
-        const res = await worker.fetch(new Request(`http://bench.local${path}?account=${ACCOUNT}`), env, ctx);
+        const req = new Request(`http://bench.local${path}?account=${ACCOUNT}`);
+        const res = via === "http" ? await SELF.fetch(req) : await worker.fetch(req, env, ctx);
         if (res.status !== 200) failed++;
         await res.arrayBuffer();
       }
@@ -40,9 +46,17 @@ it("ledger on vs off", async () => {
     off.push(await phase("/off"));
     on.push(await phase("/on"));
   }
+  const httpOff = [];
+  const httpOn = [];
+  await phase("/off", "http");
+  await phase("/on", "http");
+  for (let round = 0; round < 2; round++) {
+    httpOff.push(await phase("/off", "http"));
+    httpOn.push(await phase("/on", "http"));
+  }
   const mean = (xs: Array<{ rps: number }>) => xs.reduce((s, x) => s + x.rps, 0) / xs.length;
   const status = await ledgerFor(env, ACCOUNT).status(ACCOUNT, ["bench-key"]);
-  const admitted = 3 * REQUESTS_PER_PHASE;
+  const admitted = 6 * REQUESTS_PER_PHASE;
   const { purchased, spent, reserved, balance } = status.account;
   const keyUsage = status.keys["bench-key"]!.usage.total;
   const report = {
@@ -52,7 +66,12 @@ it("ledger on vs off", async () => {
     ledger_on_rps: Math.round(mean(on)),
     ratio: Number((mean(on) / mean(off)).toFixed(3)),
     target_ratio: 0.75,
-    failed_requests: [...off, ...on].reduce((s, x) => s + x.failed, 0),
+    http: {
+      ledger_off_rps: Math.round(mean(httpOff)),
+      ledger_on_rps: Math.round(mean(httpOn)),
+      ratio: Number((mean(httpOn) / mean(httpOff)).toFixed(3)),
+    },
+    failed_requests: [...off, ...on, ...httpOff, ...httpOn].reduce((s, x) => s + x.failed, 0),
     reconciliation: {
       admitted,
       cost_micros_each: COST_MICROS,

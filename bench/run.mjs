@@ -16,9 +16,13 @@ const r = b.reconciliation;
 console.log(
   `ledger benchmark: ${b.concurrency} concurrent on one key, ${b.requests_per_phase} requests per phase, same run`,
 );
+console.log(`  one shared request context (the original harness):`);
 console.log(`  ledger off: ${b.ledger_off_rps} req/s`);
 console.log(`  ledger on:  ${b.ledger_on_rps} req/s`);
 console.log(`  ratio on/off: ${b.ratio} (target >= ${b.target_ratio})`);
+console.log(
+  `  each request in its own context (SELF.fetch): off ${b.http.ledger_off_rps} req/s, on ${b.http.ledger_on_rps} req/s, ratio ${b.http.ratio}`,
+);
 console.log(`  failed requests: ${b.failed_requests}`);
 console.log(
   `  reconciliation: ${r.admitted} admitted x ${r.cost_micros_each} micro-USD = ${r.expected_spent_micros}; ` +

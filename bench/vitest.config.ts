@@ -10,6 +10,8 @@ export default defineConfig(async () => {
     root,
     plugins: [
       cloudflareTest({
+        // SELF.fetch reaches the bench worker, each call in its own request context.
+        main: "./bench/ledger-worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: { bindings: { TEST_MIGRATIONS: migrations } },
       }),

@@ -40,7 +40,7 @@ export class Ledger extends DurableObject<Bindings> {
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
-    this.store = new SqlLedgerStore(ctx.storage.sql);
+    this.store = new SqlLedgerStore(ctx.storage);
     this.core = new LedgerCore(this.store, freeLimitsFrom(env.FREE_MODEL_LIMITS));
     void ctx.blockConcurrencyWhile(async () => {
       this.alarmAt = await ctx.storage.getAlarm();
@@ -50,18 +50,18 @@ export class Ledger extends DurableObject<Bindings> {
   /** Admission: limits checked and worst-case cost reserved in one synchronous (atomic) step. */
   async admit(accountId: string, cmd: AdmitCommand): Promise<AdmitOutcome> {
     if (this.isStale()) await this.refreshPurchased(accountId);
-    let outcome = this.core.admit(cmd, this.clock());
+    let outcome = this.store.transaction(() => this.core.admit(cmd, this.clock()));
     if (!outcome.ok && outcome.rejection.reason === "balance") {
       // Credits may have been bought since the copy was read: look once more before refusing.
       await this.refreshPurchased(accountId);
-      outcome = this.core.admit(cmd, this.clock());
+      outcome = this.store.transaction(() => this.core.admit(cmd, this.clock()));
     }
     if (outcome.ok) this.scheduleReclaim();
     return outcome;
   }
 
   async settle(cmd: SettleCommand): Promise<SettleResult> {
-    return this.core.settle(cmd, this.clock());
+    return this.store.transaction(() => this.core.settle(cmd, this.clock()));
   }
 
   /** Usage of any number of keys, the free-model daily counter and the account figures. */
@@ -87,7 +87,7 @@ export class Ledger extends DurableObject<Bindings> {
 
   override async alarm(): Promise<void> {
     const now = this.clock();
-    this.core.reclaim(now);
+    this.store.transaction(() => this.core.reclaim(now));
     const next = this.store.nextExpiry() ?? (this.store.hasSettled() ? now + PRUNE_EVERY_MS : null);
     this.alarmAt = next;
     if (next != null) await this.ctx.storage.setAlarm(Math.max(next, now + 1));

@@ -40,9 +40,45 @@ type Row = Record<string, SqlStorageValue>;
 const num = (v: SqlStorageValue | undefined) => Number(v ?? 0);
 const str = (v: SqlStorageValue | undefined) => String(v ?? "");
 
+/** Rows rewritten on every operation; inside transaction() they are kept here and written once at its end. */
+interface HotRows {
+  account?: AccountState;
+  meters: Map<string, { scope: string; bucket: Bucket; meter: Meter }>;
+  free?: FreeCounters;
+}
+
 export class SqlLedgerStore implements LedgerStore {
-  constructor(private readonly sql: SqlStorage) {
-    for (const statement of SCHEMA) sql.exec(statement);
+  private readonly sql: SqlStorage;
+  private hot: HotRows | null = null;
+
+  constructor(private readonly storage: DurableObjectStorage) {
+    this.sql = storage.sql;
+    for (const statement of SCHEMA) this.sql.exec(statement);
+  }
+
+  /**
+   * Runs `fn` as one SQLite transaction (all or nothing). The account, meter and free-counter rows
+   * it changes are held in memory and written once, at its end, in the same synchronous step: a batch
+   * of N operations on one key costs N reservation/settled row writes plus one write per hot row.
+   */
+  transaction<T>(fn: () => T): T {
+    if (this.hot) return fn();
+    return this.storage.transactionSync(() => {
+      this.hot = { meters: new Map() };
+      try {
+        const out = fn();
+        this.writeHotRows(this.hot);
+        return out;
+      } finally {
+        this.hot = null;
+      }
+    });
+  }
+
+  private writeHotRows(hot: HotRows): void {
+    if (hot.account) this.writeAccount(hot.account);
+    for (const { scope, bucket, meter } of hot.meters.values()) this.writeMeter(scope, bucket, meter);
+    if (hot.free) this.writeFree(hot.free);
   }
 
   private first(query: string, ...params: SqlStorageValue[]): Row | undefined {
@@ -50,6 +86,7 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   account(): AccountState {
+    if (this.hot?.account) return { ...this.hot.account };
     const r = this.first("SELECT purchased, purchased_read_at, spent, reserved FROM account WHERE id = 1");
     if (!r) return { purchased: 0, purchasedReadAt: 0, spent: 0, reserved: 0 };
     return {
@@ -61,6 +98,11 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   putAccount(a: AccountState): void {
+    if (this.hot) this.hot.account = { ...a };
+    else this.writeAccount(a);
+  }
+
+  private writeAccount(a: AccountState): void {
     this.sql.exec(
       "INSERT OR REPLACE INTO account (id, purchased, purchased_read_at, spent, reserved) VALUES (1, ?, ?, ?, ?)",
       a.purchased,
@@ -71,6 +113,8 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   meter(scope: string, bucket: Bucket): Meter | undefined {
+    const held = this.hot?.meters.get(`${scope}|${bucket}`);
+    if (held) return { ...held.meter };
     const r = this.first("SELECT * FROM meters WHERE scope = ? AND bucket = ?", scope, bucket);
     if (!r) return undefined;
     return {
@@ -86,6 +130,11 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   putMeter(scope: string, bucket: Bucket, m: Meter): void {
+    if (this.hot) this.hot.meters.set(`${scope}|${bucket}`, { scope, bucket, meter: { ...m } });
+    else this.writeMeter(scope, bucket, m);
+  }
+
+  private writeMeter(scope: string, bucket: Bucket, m: Meter): void {
     this.sql.exec(
       `INSERT OR REPLACE INTO meters
         (scope, bucket, total, daily, daily_start, weekly, weekly_start, monthly, monthly_start, reserved)
@@ -170,6 +219,7 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   free(): FreeCounters {
+    if (this.hot?.free) return { ...this.hot.free };
     const r = this.first("SELECT * FROM free_counters WHERE id = 1");
     return {
       minuteStart: num(r?.minute_start),
@@ -180,6 +230,11 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   putFree(f: FreeCounters): void {
+    if (this.hot) this.hot.free = { ...f };
+    else this.writeFree(f);
+  }
+
+  private writeFree(f: FreeCounters): void {
     this.sql.exec(
       "INSERT OR REPLACE INTO free_counters (id, minute_start, minute_used, day_start, day_used) VALUES (1, ?, ?, ?, ?)",
       f.minuteStart,
