@@ -1,5 +1,6 @@
 // Bench worker: the same request shape with the ledger on (admit, mock upstream, settle) or off (mock upstream only).
 
+import app from "../src/app";
 import { LEASE_MS } from "../src/billing/accounting";
 import { admit, settle } from "../src/billing/admission";
 import type { Bindings } from "../src/env";
@@ -50,6 +51,24 @@ function benchAuth(accountId: string, keyHash: string): AuthContext {
   };
 }
 
+/**
+ * The ledger switched off for the gateway-path benchmark: admission always admits and settlement
+ * records nothing, with no Durable Object call; everything else on the request path is the real one.
+ */
+const noLedger = {
+  idFromName: (name: string) => name,
+  get: () => ({
+    admit: async (_account: string, cmd: { worstCaseMicros: number }) => ({
+      ok: true as const,
+      reservedMicros: cmd.worstCaseMicros,
+    }),
+    settle: async (cmd: { actualMicros: number }) => ({
+      status: "settled" as const,
+      chargedMicros: cmd.actualMicros,
+    }),
+  }),
+} as unknown as Bindings["LEDGER"];
+
 const upstream = () => new Promise((resolve) => setTimeout(resolve, UPSTREAM_MS));
 
 export default {
@@ -59,6 +78,14 @@ export default {
     if (url.pathname === "/status") {
       const ledger = env.LEDGER.get(env.LEDGER.idFromName(accountId));
       return Response.json(await ledger.status(accountId, ["bench-key"]));
+    }
+    if (url.pathname.startsWith("/gateway/")) {
+      // The real gateway path (POST /api/v1/embeddings), with the ledger on or replaced by noLedger.
+      const ledgerOn = url.pathname === "/gateway/on";
+      const inner = new Request("http://bench.local/api/v1/embeddings", request);
+      // Abuse protection is off in both modes: the benchmark's own load would trip it.
+      const base = { ...env, ABUSE_LIMITER: undefined };
+      return app.fetch(inner, ledgerOn ? base : { ...base, LEDGER: noLedger }, ctx);
     }
     if (url.pathname === "/off") {
       await upstream();

@@ -6,8 +6,10 @@ const run = spawnSync("npx", ["vitest", "run", "--config", "bench/vitest.config.
   encoding: "utf8",
   env: { ...process.env, FORCE_COLOR: "0" },
 });
-const line = `${run.stdout}\n${run.stderr}`.split("\n").find((l) => l.includes("BENCH_RESULT "));
-if (!line) {
+const output = `${run.stdout}\n${run.stderr}`.split("\n");
+const line = output.find((l) => l.includes("BENCH_RESULT ") && !l.includes("GATEWAY_BENCH_RESULT "));
+const gatewayLine = output.find((l) => l.includes("GATEWAY_BENCH_RESULT "));
+if (!line || !gatewayLine) {
   process.stderr.write(run.stdout + run.stderr);
   process.exit(1);
 }
@@ -32,4 +34,19 @@ console.log(
   `  purchased ${r.purchased_micros} == balance ${r.balance_micros} + reserved ${r.reserved_micros} + spent ${r.spent_micros}: ` +
     `${r.identity_holds}; exact: ${r.exact}`,
 );
+
+const g = JSON.parse(
+  gatewayLine.slice(gatewayLine.indexOf("GATEWAY_BENCH_RESULT ") + "GATEWAY_BENCH_RESULT ".length),
+);
+const gr = g.reconciliation;
+console.log(
+  `gateway path (POST /embeddings, sandbox model, ${g.concurrency} concurrent on one key, own contexts): ` +
+    `off ${g.ledger_off_rps} req/s, on ${g.ledger_on_rps} req/s, ratio ${g.ratio} (target >= ${b.target_ratio})`,
+);
+console.log(
+  `  reconciliation: ${gr.admitted} requests, costs reported ${gr.expected_spent_micros} micro-USD; ledger spent ` +
+    `${gr.spent_micros}, key usage ${gr.key_usage_micros}, still reserved ${gr.reserved_micros}; ` +
+    `identity ${gr.identity_holds}; exact: ${gr.exact}`,
+);
 if (!r.exact || !r.identity_holds || b.failed_requests > 0 || run.status !== 0) process.exitCode = 1;
+if (!gr.exact || !gr.identity_holds || g.failed_requests > 0) process.exitCode = 1;

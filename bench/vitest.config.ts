@@ -18,7 +18,7 @@ export default defineConfig(async () => {
     ],
     test: {
       setupFiles: ["./test/setup.ts"],
-      include: ["bench/ledger.bench.ts"],
+      include: ["bench/ledger.bench.ts", "bench/gateway.bench.ts"],
       testTimeout: 600_000,
     },
   };

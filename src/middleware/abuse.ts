@@ -4,7 +4,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../lib/errors";
 
 /** Mirrors wrangler.toml's ABUSE_LIMITER `simple` setting, for the headers of the 429. */
-export const ABUSE_LIMIT = { requests: 1200, periodSeconds: 60 } as const;
+export const ABUSE_LIMIT = { requests: 6000, periodSeconds: 10 } as const;
 
 /**
  * Counts every authenticated request against its key. The binding's counters are per Cloudflare

@@ -25,10 +25,10 @@ describe("abuse protection", () => {
     const seen: string[] = [];
     const res = await fetchWithLimiter(acct.apiKey, false, seen);
     expect(res.status).toBe(429);
-    expect(res.headers.get("X-RateLimit-Limit")).toBe("1200");
+    expect(res.headers.get("X-RateLimit-Limit")).toBe("6000");
     expect(res.headers.get("X-RateLimit-Remaining")).toBe("0");
     expect(Number(res.headers.get("X-RateLimit-Reset"))).toBeGreaterThan(Date.now());
-    expect(res.headers.get("Retry-After")).toBe("60");
+    expect(res.headers.get("Retry-After")).toBe("10");
     expect((await errorOf(res)).message).toMatch(/exceeds reasonable usage/);
     // Counted per key hash, never the key itself.
     expect(seen).toEqual([acct.apiKeyHash]);
