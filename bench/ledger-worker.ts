@@ -12,7 +12,9 @@ export { VideoJob } from "../src/videos/job";
 
 /** Simulated upstream latency: real inference takes at least this long. */
 const UPSTREAM_MS = 5;
-export const COST_MICROS = 7;
+
+import { COST_MICROS } from "./constants";
+
 const WORST_CASE_MICROS = 20;
 
 function benchAuth(accountId: string, keyHash: string): AuthContext {

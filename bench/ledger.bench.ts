@@ -3,7 +3,8 @@ import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloud
 import { expect, it } from "vitest";
 import { ledgerFor } from "../src/billing/usage";
 import { addCredits } from "../test/billing/fixtures";
-import worker, { COST_MICROS } from "./ledger-worker";
+import { COST_MICROS } from "./constants";
+import worker from "./ledger-worker";
 
 const CONCURRENCY = 64;
 const REQUESTS_PER_PHASE = 2_000;

@@ -50,3 +50,12 @@ console.log(
 );
 if (!r.exact || !r.identity_holds || b.failed_requests > 0 || run.status !== 0) process.exitCode = 1;
 if (!gr.exact || !gr.identity_holds || g.failed_requests > 0) process.exitCode = 1;
+
+// The same gateway path over real HTTP, through `wrangler dev` (no test instrumentation).
+const http = spawnSync(process.execPath, ["bench/http.mjs"], {
+  cwd: new URL("..", import.meta.url),
+  encoding: "utf8",
+  stdio: ["ignore", "pipe", "inherit"],
+});
+process.stdout.write(http.stdout);
+if (http.status !== 0) process.exitCode = 1;

@@ -1,0 +1,114 @@
+// Gateway-path benchmark over real HTTP: the bench worker under `wrangler dev` (no test instrumentation),
+// POST /embeddings on the sandbox model, ledger on vs a no-op ledger, 64 concurrent on one key, same run.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { accountSql, creditsSql, keySql, newKey, quiet } from "../scripts/lib/d1.mjs";
+
+const CONCURRENCY = 64;
+const REQUESTS_PER_PHASE = 1_500;
+const PORT = 8799;
+const state = mkdtempSync(join(tmpdir(), "gateway-bench-"));
+const wrangler = (args, opts = {}) =>
+  spawnSync("npx", ["wrangler", ...args, "--persist-to", state], { env: quiet, encoding: "utf8", ...opts });
+
+const ids = {
+  accountId: "acct_bench",
+  workspaceId: crypto.randomUUID(),
+  userId: "user_bench",
+  name: "bench",
+  email: "b@x",
+};
+const key = newKey();
+const catalog = spawnSync(process.execPath, ["scripts/catalog.mjs", "--print"], { encoding: "utf8" }).stdout;
+const seed = [
+  ...accountSql(ids),
+  creditsSql({ accountId: ids.accountId, usd: 1000 }),
+  keySql({ ...ids, key, name: "bench", management: false }),
+].join(";\n");
+wrangler(["d1", "migrations", "apply", "DB", "--local"]);
+for (const sql of [catalog, `${seed};`]) {
+  const file = join(state, "seed.sql");
+  (await import("node:fs")).writeFileSync(file, sql);
+  const r = wrangler(["d1", "execute", "DB", "--local", "--file", file]);
+  if (r.status !== 0) throw new Error(r.stderr);
+}
+
+const server = spawn(
+  "npx",
+  [
+    "wrangler",
+    "dev",
+    "bench/ledger-worker.ts",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(PORT),
+    "--persist-to",
+    state,
+  ],
+  { env: quiet, stdio: ["ignore", "pipe", "pipe"], detached: true },
+);
+const base = `http://127.0.0.1:${PORT}`;
+for (let i = 0; ; i++) {
+  try {
+    await fetch(`${base}/status?account=none`);
+    break;
+  } catch {
+    if (i > 120) throw new Error("wrangler dev did not start");
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function phase(mode, costs) {
+  let next = 0;
+  let failed = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < REQUESTS_PER_PHASE) {
+        const i = next++;
+        const res = await fetch(`${base}/gateway/${mode}`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ model: "sandbox/embed-small", input: `benchmark input number ${i}` }),
+        });
+        const body = await res.json();
+        if (res.status !== 200) failed++;
+        else if (mode === "on") costs.push(Math.round(body.usage.cost * 1_000_000));
+      }
+    }),
+  );
+  return { rps: REQUESTS_PER_PHASE / ((performance.now() - started) / 1000), failed };
+}
+
+try {
+  const costs = [];
+  await phase("off", []);
+  await phase("on", costs);
+  const off = [];
+  const on = [];
+  for (let round = 0; round < 2; round++) {
+    off.push(await phase("off", []));
+    on.push(await phase("on", costs));
+  }
+  const mean = (xs) => xs.reduce((s, x) => s + x.rps, 0) / xs.length;
+  await new Promise((r) => setTimeout(r, 1000));
+  const status = await (await fetch(`${base}/status?account=${ids.accountId}`)).json();
+  const expected = costs.reduce((a, b) => a + b, 0);
+  const { purchased, spent, reserved, balance } = status.account;
+  const failed = [...off, ...on].reduce((s, x) => s + x.failed, 0);
+  console.log(
+    `gateway over HTTP (wrangler dev, ${CONCURRENCY} concurrent on one key): off ${Math.round(mean(off))} req/s, ` +
+      `on ${Math.round(mean(on))} req/s, ratio ${(mean(on) / mean(off)).toFixed(3)}; failed ${failed}`,
+  );
+  console.log(
+    `  reconciliation: ${costs.length} requests, costs reported ${expected} micro-USD; ledger spent ${spent}, ` +
+      `still reserved ${reserved}; purchased == balance + reserved + spent: ${purchased === balance + reserved + spent}`,
+  );
+  if (failed > 0 || spent !== expected || reserved !== 0) process.exitCode = 1;
+} finally {
+  process.kill(-server.pid, "SIGTERM");
+  rmSync(state, { recursive: true, force: true });
+}
