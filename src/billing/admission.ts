@@ -100,6 +100,29 @@ export async function settle(
   });
 }
 
+/**
+ * settle() for paths that run after the response (waitUntil): never throws. A failure is logged and
+ * the reservation's lease reclaims it (see LEASE_MS), so nothing stays reserved.
+ */
+export async function settleInBackground(
+  env: Bindings,
+  reservation: Reservation,
+  settlement: Settlement,
+): Promise<void> {
+  try {
+    await settle(env, reservation, settlement);
+  } catch (err) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        message: "settle failed; the reservation lease will reclaim it",
+        generation_id: reservation.generationId,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
+  }
+}
+
 function rejectionError(r: Rejection, model: string): ApiError {
   return new ApiError(r.status, r.message, { ...r.metadata, model }, r.headers);
 }

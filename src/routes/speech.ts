@@ -1,10 +1,9 @@
 // POST /audio/speech: route, reserve, fail over before the first byte, then stream the upstream body through.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { DataRegion } from "../../regions";
-import { admit, type Reservation, settle } from "../billing/admission";
+import { admit, settleInBackground } from "../billing/admission";
 import { getCatalog } from "../catalog/cache";
 import type { CatalogEndpointEntry } from "../catalog/types";
-import type { Bindings } from "../env";
 import { type GenerationRecord, recordGeneration } from "../generations/record";
 import { createRouter, errorResponses, jsonBody } from "../lib/openapi";
 import { getAdapter, supports } from "../providers/registry";
@@ -89,21 +88,6 @@ function adapterRequest(
   };
 }
 
-async function settleQuietly(env: Bindings, reservation: Reservation, actualMicros: number, isByok: boolean) {
-  try {
-    await settle(env, reservation, { actualMicros, isByok });
-  } catch (err) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message: "speech settle failed; the reservation lease reclaims it",
-        generation_id: reservation.generationId,
-        error: String(err),
-      }),
-    );
-  }
-}
-
 export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
   const body = c.req.valid("json");
   const auth = c.get("auth");
@@ -154,7 +138,7 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
       getAdapter(attempt.endpoint.adapter)!.speech!(adapterRequest(body, input, attempt.endpoint), ctx),
   });
   if (!outcome.ok) {
-    c.executionCtx.waitUntil(settleQuietly(env, reservation, 0, false));
+    c.executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: 0, isByok: false }));
     recordGeneration(c.executionCtx, env.DB, {
       ...record,
       model: plan.model,
@@ -181,7 +165,7 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
     finished.then(async (interrupted) => {
       // The provider bills the whole input once it started speaking, so the charge does not depend on how
       // much audio reached the client; an interruption is recorded on the generation.
-      await settleQuietly(env, reservation, cost, isByok);
+      await settleInBackground(env, reservation, { actualMicros: cost, isByok });
       recordGeneration(c.executionCtx, env.DB, {
         ...record,
         model: attempt.model.slug,

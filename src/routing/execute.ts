@@ -1,7 +1,7 @@
 // One inference call end to end: plan, admit (one ledger round trip), attempts with failover, then settle
 // and write the generation record off the response path. Every inference route (embeddings, speech, video
 // submit) runs through here; the route supplies the adapter call and the pricing of its modality.
-import { admit, settle } from "../billing/admission";
+import { admit, settleInBackground } from "../billing/admission";
 import { getCatalog } from "../catalog/cache";
 import type { Modality } from "../catalog/types";
 import type { Bindings } from "../env";
@@ -107,12 +107,12 @@ export async function executeInference<T>(
     });
   } catch (err) {
     // Never strand a reservation, even on a bug.
-    executionCtx.waitUntil(settle(env, reservation, { actualMicros: 0, isByok: false }).catch(() => {}));
+    executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: 0, isByok: false }));
     throw err;
   }
 
   if (!outcome.ok) {
-    executionCtx.waitUntil(settleQuietly(env, reservation, 0, false, generationId));
+    executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: 0, isByok: false }));
     recordGeneration(executionCtx, env.DB, {
       ...base,
       model: plan.model,
@@ -128,7 +128,7 @@ export async function executeInference<T>(
   const { value, attempt, credential } = outcome;
   const isByok = credential.source === "byok";
   const costMicros = Math.max(0, Math.ceil(spec.actualMicros(value, attempt) - 1e-9));
-  executionCtx.waitUntil(settleQuietly(env, reservation, costMicros, isByok, generationId));
+  executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: costMicros, isByok }));
   recordGeneration(executionCtx, env.DB, {
     ...base,
     model: attempt.model.slug,
@@ -141,27 +141,6 @@ export async function executeInference<T>(
     attempts: outcome.log as unknown as Array<Record<string, unknown>>,
   });
   return { value, attempt, credential, generationId, costMicros, isByok, log: outcome.log };
-}
-
-async function settleQuietly(
-  env: Bindings,
-  reservation: Awaited<ReturnType<typeof admit>>,
-  actualMicros: number,
-  isByok: boolean,
-  generationId: string,
-): Promise<void> {
-  try {
-    await settle(env, reservation, { actualMicros, isByok });
-  } catch (err) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message: "settle failed; the reservation lease will reclaim it",
-        generation_id: generationId,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
-  }
 }
 
 const describe = (e: ApiError) => `${e.status}: ${e.message}`;
