@@ -1,20 +1,13 @@
 // BYOK API: stored keys are sealed and masked, listing rules, bad input, and isolation between accounts.
 import { env } from "cloudflare:test";
-import { HTTPClient, OpenRouter } from "@openrouter/sdk";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb, tables } from "../src/db/client";
 import { decryptByokKey } from "../src/lib/byok-crypto";
 import { createAccount, createKey } from "./helpers/accounts";
-import { BASE, call, errorOf, workerFetch } from "./helpers/http";
+import { call, errorOf } from "./helpers/http";
+import { sdkFor as sdk } from "./helpers/sdk";
 
-const sdk = (apiKey: string) =>
-  new OpenRouter({
-    apiKey,
-    serverURL: BASE,
-    httpClient: new HTTPClient({ fetcher: workerFetch() }),
-    retryConfig: { strategy: "none" },
-  });
 const upstreamKey = () => `sk-test-${crypto.randomUUID().replaceAll("-", "")}WXYZ`;
 const rowOf = (id: string) =>
   getDb(env.DB).select().from(tables.byokCredentials).where(eq(tables.byokCredentials.id, id)).get();

@@ -1,16 +1,8 @@
 // Guardrails API: create/read/update/delete through the SDK, PATCH semantics, materialising the default, concurrency.
-import { HTTPClient, OpenRouter } from "@openrouter/sdk";
 import { describe, expect, it } from "vitest";
 import { createAccount, createKey } from "./helpers/accounts";
-import { BASE, call, errorOf, workerFetch } from "./helpers/http";
-
-const sdk = (apiKey: string, region?: "global" | "europe" | "us") =>
-  new OpenRouter({
-    apiKey,
-    serverURL: BASE,
-    httpClient: new HTTPClient({ fetcher: workerFetch(region) }),
-    retryConfig: { strategy: "none" },
-  });
+import { call, errorOf } from "./helpers/http";
+import { sdkFor as sdk } from "./helpers/sdk";
 
 type Wire = Record<string, unknown> & { id: string; version: number; name: string };
 

@@ -1,19 +1,12 @@
 // Presets: creation and versioning from a responses body, reads through the SDK, validation and isolation.
 import { env } from "cloudflare:test";
-import { HTTPClient, OpenRouter } from "@openrouter/sdk";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../src/db/client";
 import { applyPreset, presetSlugOf, resolvePreset } from "../src/db/presets";
 import { createAccount } from "./helpers/accounts";
-import { BASE, call, errorOf, workerFetch } from "./helpers/http";
+import { call, errorOf } from "./helpers/http";
+import { sdkFor as sdk } from "./helpers/sdk";
 
-const sdk = (apiKey: string) =>
-  new OpenRouter({
-    apiKey,
-    serverURL: BASE,
-    httpClient: new HTTPClient({ fetcher: workerFetch() }),
-    retryConfig: { strategy: "none" },
-  });
 const slugOf = () => `preset-${crypto.randomUUID().slice(0, 8)}`;
 
 describe("POST /presets/{slug}/responses", () => {

@@ -1,6 +1,5 @@
 // POST /audio/speech through the openai client and @openrouter/sdk: bytes, content types, validation, billing.
 import { env } from "cloudflare:test";
-import { HTTPClient, OpenRouter } from "@openrouter/sdk";
 import { eq } from "drizzle-orm";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
@@ -9,16 +8,11 @@ import { MP3_FRAME_BYTES, sandboxAudioBytes, speechDurationMs } from "../src/pro
 import { createAccount } from "./helpers/accounts";
 import { BASE, call, errorOf } from "./helpers/http";
 import { post, streamingFetch } from "./helpers/media";
+import { sdkFor } from "./helpers/sdk";
 
 const openai = (apiKey: string) =>
   new OpenAI({ apiKey, baseURL: BASE, fetch: streamingFetch(), maxRetries: 0 });
-const sdk = (apiKey: string) =>
-  new OpenRouter({
-    apiKey,
-    serverURL: BASE,
-    httpClient: new HTTPClient({ fetcher: streamingFetch() }),
-    retryConfig: { strategy: "none" },
-  });
+const sdk = (apiKey: string) => sdkFor(apiKey, undefined, streamingFetch());
 
 async function speak(key: string, body: Record<string, unknown>) {
   return (await post("/audio/speech", key, body)).res;

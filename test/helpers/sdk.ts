@@ -3,11 +3,19 @@ import { HTTPClient, OpenRouter } from "@openrouter/sdk";
 import type { DataRegion } from "../../regions";
 import { BASE, workerFetch } from "./http";
 
-export function sdkFor(apiKey: string, region?: DataRegion): OpenRouter {
+/**
+ * `fetcher` defaults to one that waits for the Worker's waitUntil work before handing back the
+ * response; streamed responses need one that does not (test/helpers/media.ts streamingFetch).
+ */
+export function sdkFor(
+  apiKey: string,
+  region?: DataRegion,
+  fetcher: typeof fetch = workerFetch(region),
+): OpenRouter {
   return new OpenRouter({
     apiKey,
     serverURL: BASE,
-    httpClient: new HTTPClient({ fetcher: workerFetch(region) }),
+    httpClient: new HTTPClient({ fetcher }),
     retryConfig: { strategy: "none" },
   });
 }

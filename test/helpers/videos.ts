@@ -1,21 +1,14 @@
 // Video job test helpers: submit through raw fetch (the SDK expects 202), drive the job's alarms, read its state.
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { HTTPClient, OpenRouter } from "@openrouter/sdk";
 import { expect } from "vitest";
 import type { VideoJobWire } from "../../src/schemas/videos";
 import type { VideoJob } from "../../src/videos/job";
 import type { VideoJobState } from "../../src/videos/state";
-import { BASE, call } from "./http";
+import { call } from "./http";
 import { post, streamingFetch } from "./media";
+import { sdkFor } from "./sdk";
 
-export function sdk(apiKey: string): OpenRouter {
-  return new OpenRouter({
-    apiKey,
-    serverURL: BASE,
-    httpClient: new HTTPClient({ fetcher: streamingFetch() }),
-    retryConfig: { strategy: "none" },
-  });
-}
+export const sdk = (apiKey: string) => sdkFor(apiKey, undefined, streamingFetch());
 
 export async function submit(
   key: string,
