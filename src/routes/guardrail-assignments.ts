@@ -121,6 +121,16 @@ async function requireGuardrail(c: Context<AppEnv>, id: string) {
   return row;
 }
 
+/** The guardrail and the distinct members named, all verified to be in the guardrail's workspace. */
+async function memberTargets(c: Context<AppEnv>, id: string, memberUserIds: string[]) {
+  const guardrail = await requireGuardrail(c, id);
+  const db = getDb(c.env.DB);
+  const userIds = [...new Set(memberUserIds)];
+  const members = await workspaceMembers(db, c.get("auth").account.id, guardrail.workspaceId, userIds);
+  if (members.length !== userIds.length) throw notFound("Member not found in the guardrail's workspace");
+  return { guardrail, db, userIds };
+}
+
 export const guardrailAssignmentsRoutes = createRouter()
   .openapi(keyRoutes.assign, async (c) => {
     const { id } = c.req.valid("param");
@@ -167,12 +177,7 @@ export const guardrailAssignmentsRoutes = createRouter()
   })
   .openapi(memberRoutes.assign, async (c) => {
     const { id } = c.req.valid("param");
-    const { member_user_ids } = c.req.valid("json");
-    const guardrail = await requireGuardrail(c, id);
-    const db = getDb(c.env.DB);
-    const userIds = [...new Set(member_user_ids)];
-    const members = await workspaceMembers(db, c.get("auth").account.id, guardrail.workspaceId, userIds);
-    if (members.length !== userIds.length) throw notFound("Member not found in the guardrail's workspace");
+    const { guardrail, db, userIds } = await memberTargets(c, id, c.req.valid("json").member_user_ids);
     const assigned = await assignMembers(
       db,
       id,
@@ -185,12 +190,7 @@ export const guardrailAssignmentsRoutes = createRouter()
   })
   .openapi(memberRoutes.unassign, async (c) => {
     const { id } = c.req.valid("param");
-    const { member_user_ids } = c.req.valid("json");
-    const guardrail = await requireGuardrail(c, id);
-    const db = getDb(c.env.DB);
-    const userIds = [...new Set(member_user_ids)];
-    const members = await workspaceMembers(db, c.get("auth").account.id, guardrail.workspaceId, userIds);
-    if (members.length !== userIds.length) throw notFound("Member not found in the guardrail's workspace");
+    const { db, userIds } = await memberTargets(c, id, c.req.valid("json").member_user_ids);
     const removed = await unassignMembers(db, id, userIds);
     invalidateAuthCache();
     return c.json({ unassigned_count: removed }, 200);
