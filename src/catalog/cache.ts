@@ -10,10 +10,6 @@ export const CATALOG_TTL_MS = 60_000;
 
 let cached: { value: LoadedCatalog; expires: number } | null = null;
 
-export function invalidateCatalogCache(): void {
-  cached = null;
-}
-
 async function load(d1: D1Database): Promise<LoadedCatalog> {
   const db = getDb(d1);
   const [modelRows, endpointRows] = await db.batch([

@@ -20,10 +20,6 @@ export function getAdapter(name: string): ProviderAdapter | undefined {
   return byName.get(name);
 }
 
-export function adapterNames(): string[] {
-  return [...byName.keys()];
-}
-
 export function supports(name: string, capability: Capability): boolean {
   const adapter = byName.get(name);
   return adapter != null && adapter[capability] != null;

@@ -25,8 +25,3 @@ export const DataRegionSetSchema = z
 export const ResetIntervalSchema = z.enum(["daily", "weekly", "monthly"]);
 
 export const TimestampSchema = z.iso.datetime({ offset: true });
-
-export const PaginationQuerySchema = z.object({
-  offset: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(100).default(100),
-});

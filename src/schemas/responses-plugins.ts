@@ -1,19 +1,6 @@
 // Plugins of a responses request, discriminated by `id`, with the spec's limits (router patterns, fusion).
 import { z } from "@hono/zod-openapi";
 
-export const PLUGIN_IDS = [
-  "auto-router",
-  "auto-beta-router",
-  "context-compression",
-  "file-parser",
-  "fusion",
-  "moderation",
-  "pareto-router",
-  "response-healing",
-  "web",
-  "web-fetch",
-] as const;
-
 export const ROUTER_PATTERN_LIMITS = { items: 1024, itemLength: 1024, totalLength: 65536 } as const;
 
 /** Model slugs with `*` wildcards: `maker/*`, `*:free`, `maker/model-*`. */

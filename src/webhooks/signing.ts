@@ -70,8 +70,3 @@ export async function webhookHeaders(
     "webhook-signature": await signWebhook(secrets, webhookId, timestampSeconds, body),
   };
 }
-
-/** Secrets shown to users are masked: the prefix and the last four characters. */
-export function maskSecret(secret: string): string {
-  return `${SECRET_PREFIX}...${secret.slice(-4)}`;
-}

@@ -12,32 +12,23 @@ export const SANDBOX_RETRY_AFTER_SECONDS = 7;
  * - `*overloaded-529*`: answers 529.
  * - `*never-answers*`: never answers; only the attempt deadline ends it.
  */
+/** The failure modes that answer at once: the upstream model id names the status. */
+const ANSWERS = [
+  { match: "always-503", status: 503, code: "service_unavailable", what: "always unavailable" },
+  { match: "rate-limited-429", status: 429, code: "rate_limit_exceeded", what: "always rate limited" },
+  { match: "overloaded-529", status: 529, code: "overloaded", what: "always overloaded" },
+] as const;
+
 export async function sandboxFailureMode(call: CallContext): Promise<void> {
   const id = call.endpoint.upstreamModel;
-  const provider = call.endpoint.provider;
-  if (id.includes("always-503")) {
+  const answer = ANSWERS.find((a) => id.includes(a.match));
+  if (answer) {
     throw new UpstreamError({
       kind: "http",
-      status: 503,
-      providerCode: "service_unavailable",
-      message: `Provider ${provider} answered 503: sandbox model always unavailable`,
-    });
-  }
-  if (id.includes("rate-limited-429")) {
-    throw new UpstreamError({
-      kind: "http",
-      status: 429,
-      providerCode: "rate_limit_exceeded",
-      retryAfterSeconds: SANDBOX_RETRY_AFTER_SECONDS,
-      message: `Provider ${provider} answered 429: sandbox model always rate limited`,
-    });
-  }
-  if (id.includes("overloaded-529")) {
-    throw new UpstreamError({
-      kind: "http",
-      status: 529,
-      providerCode: "overloaded",
-      message: `Provider ${provider} answered 529: sandbox model always overloaded`,
+      status: answer.status,
+      providerCode: answer.code,
+      retryAfterSeconds: answer.status === 429 ? SANDBOX_RETRY_AFTER_SECONDS : undefined,
+      message: `Provider ${call.endpoint.provider} answered ${answer.status}: sandbox model ${answer.what}`,
     });
   }
   if (id.includes("never-answers")) {
