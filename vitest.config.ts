@@ -30,6 +30,9 @@ export default defineConfig(async () => {
     test: {
       setupFiles: ["./test/setup.ts"],
       include: ["test/**/*.test.ts"],
+      // CI machines have two cores shared by workerd and the test runner; keep slow-but-correct tests green.
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
     },
   };
 });

@@ -289,5 +289,5 @@ describe("ledger accounting core (model-based)", () => {
       ),
       { numRuns: 300 },
     );
-  });
+  }, 120_000);
 });
