@@ -1,7 +1,7 @@
 // Ledger benchmark body: 64 concurrent on one key, ledger on vs off in the same run, then exact reconciliation.
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { ledgerFor } from "../src/billing/usage";
+import { ledgerFor } from "../src/billing/ledger-client";
 import { addCredits } from "../test/billing/fixtures";
 import { COST_MICROS } from "./constants";
 import worker from "./ledger-worker";

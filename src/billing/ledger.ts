@@ -47,8 +47,13 @@ export class Ledger extends DurableObject<Bindings> {
     });
   }
 
-  /** Admission: limits checked and worst-case cost reserved in one synchronous (atomic) step. */
-  async admit(accountId: string, cmd: AdmitCommand): Promise<AdmitOutcome> {
+  /**
+   * Admission: limits checked and worst-case cost reserved in one synchronous (atomic) step. The
+   * settlements riding on the call (other requests' finished work) are applied first, so the room
+   * they release counts.
+   */
+  async admit(accountId: string, cmd: AdmitCommand, settles: SettleCommand[] = []): Promise<AdmitOutcome> {
+    this.settleAll(settles);
     if (this.isStale()) await this.refreshPurchased(accountId);
     let outcome = this.store.transaction(() => this.core.admit(cmd, this.clock()));
     if (!outcome.ok && outcome.rejection.reason === "balance") {
@@ -64,8 +69,14 @@ export class Ledger extends DurableObject<Bindings> {
     return this.store.transaction(() => this.core.settle(cmd, this.clock()));
   }
 
+  /** Any number of settlements in one call; each is idempotent by generation id. */
+  async settleMany(cmds: SettleCommand[]): Promise<void> {
+    this.settleAll(cmds);
+  }
+
   /** Usage of any number of keys, the free-model daily counter and the account figures. */
-  async status(accountId: string, keyHashes: string[]): Promise<LedgerStatus> {
+  async status(accountId: string, keyHashes: string[], settles: SettleCommand[] = []): Promise<LedgerStatus> {
+    this.settleAll(settles);
     if (this.isStale()) await this.refreshPurchased(accountId);
     const now = this.clock();
     const keys: Record<string, KeyUsage> = {};
@@ -91,6 +102,14 @@ export class Ledger extends DurableObject<Bindings> {
     const next = this.store.nextExpiry() ?? (this.store.hasSettled() ? now + PRUNE_EVERY_MS : null);
     this.alarmAt = next;
     if (next != null) await this.ctx.storage.setAlarm(Math.max(next, now + 1));
+  }
+
+  private settleAll(cmds: SettleCommand[]): void {
+    if (cmds.length === 0) return;
+    const now = this.clock();
+    this.store.transaction(() => {
+      for (const cmd of cmds) this.core.settle(cmd, now);
+    });
   }
 
   private isStale(): boolean {

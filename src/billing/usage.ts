@@ -2,10 +2,7 @@
 import type { Bindings } from "../env";
 import type { KeyUsage } from "./accounting";
 import type { LedgerStatus } from "./ledger";
-
-export function ledgerFor(env: Bindings, accountId: string) {
-  return env.LEDGER.get(env.LEDGER.idFromName(accountId));
-}
+import { carrying, ledgerFor } from "./ledger-client";
 
 export async function readKeyUsage(
   env: Bindings,
@@ -22,5 +19,7 @@ export async function readLedgerStatus(
   accountId: string,
   keyHashes: string[],
 ): Promise<LedgerStatus> {
-  return ledgerFor(env, accountId).status(accountId, keyHashes);
+  return carrying(env, accountId, (settles) =>
+    ledgerFor(env, accountId).status(accountId, keyHashes, settles),
+  );
 }

@@ -1,6 +1,6 @@
 // GET /credits: the account's total credits purchased and total credit usage (management keys, as in the SDK).
 import { createRoute, z } from "@hono/zod-openapi";
-import { ledgerFor } from "../billing/usage";
+import { ledgerFor } from "../billing/ledger-client";
 import { microsToUsd } from "../lib/money";
 import { createRouter, errorResponses, jsonContent } from "../lib/openapi";
 import { requireManagementKey } from "../middleware/auth";

@@ -1,6 +1,6 @@
 // Billing test fixtures: auth contexts as the middleware builds them, guardrail budgets, credits, a ledger clock.
 import { env, runInDurableObject } from "cloudflare:test";
-import { ledgerFor } from "../../src/billing/usage";
+import { ledgerFor } from "../../src/billing/ledger-client";
 import { loadAuthRecords } from "../../src/db/auth-records";
 import { getDb, tables } from "../../src/db/client";
 import { effectivePolicy } from "../../src/guardrails/policy";

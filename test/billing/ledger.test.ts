@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { LEASE_MS } from "../../src/billing/accounting";
 import { admit, settle } from "../../src/billing/admission";
 import { Ledger } from "../../src/billing/ledger";
-import { ledgerFor } from "../../src/billing/usage";
+import { ledgerFor } from "../../src/billing/ledger-client";
 import type { ApiError } from "../../src/lib/errors";
 import { createAccount, createKey } from "../helpers/accounts";
 import { call, errorOf } from "../helpers/http";

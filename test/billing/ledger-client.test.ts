@@ -1,0 +1,146 @@
+// Settlements riding on the account's next ledger call: fewer Durable Object calls, same money.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { admit, type Reservation, settleInBackground } from "../../src/billing/admission";
+import { carrying, ledgerFor, SETTLE_COALESCE_MS } from "../../src/billing/ledger-client";
+import type { Bindings } from "../../src/env";
+import { createAccount, createKey } from "../helpers/accounts";
+import { authFor, request } from "./fixtures";
+
+type Calls = Array<{ method: string; settles: string[] }>;
+
+/** The real ledger namespace, with every call to the account's object recorded (and optionally failed). */
+function countingEnv(fail?: (method: string) => boolean): { env: Bindings; calls: Calls } {
+  const calls: Calls = [];
+  const record = (method: string, settles: Array<{ generationId: string }> = []) => {
+    calls.push({ method, settles: settles.map((s) => s.generationId) });
+    if (fail?.(method)) throw new Error(`${method} failed (injected)`);
+  };
+  const namespace = {
+    idFromName: (name: string) => env.LEDGER.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = env.LEDGER.get(id);
+      return {
+        admit: async (...args: Parameters<typeof stub.admit>) => {
+          record("admit", args[2]);
+          return stub.admit(...args);
+        },
+        status: async (...args: Parameters<typeof stub.status>) => {
+          record("status", args[2]);
+          return stub.status(...args);
+        },
+        settleMany: async (settles: Parameters<typeof stub.settleMany>[0]) => {
+          record("settleMany", settles);
+          return stub.settleMany(settles);
+        },
+      };
+    },
+  };
+  return { env: { ...env, LEDGER: namespace as unknown as Bindings["LEDGER"] }, calls };
+}
+
+async function setup(creditsUsd = 1) {
+  const acct = await createAccount({ creditsUsd });
+  const key = await createKey(acct);
+  return { acct, key, auth: await authFor(key.hash) };
+}
+
+async function account(accountId: string) {
+  return (await ledgerFor(env, accountId).status(accountId, [])).account;
+}
+
+describe("settlements coalesced in the isolate", () => {
+  it("a lone settlement sends itself after the coalescing delay, once", async () => {
+    const { acct, auth } = await setup();
+    const counted = countingEnv();
+    const r = await admit(counted.env, auth, request({ worstCaseMicros: 5_000 }));
+    const started = Date.now();
+    await settleInBackground(counted.env, r, { actualMicros: 1_200, isByok: false });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(SETTLE_COALESCE_MS - 1);
+    expect(counted.calls).toEqual([
+      { method: "admit", settles: [] },
+      { method: "settleMany", settles: [r.generationId] },
+    ]);
+    expect(await account(acct.accountId)).toMatchObject({ spent: 1_200, reserved: 0 });
+  });
+
+  it("settlements finishing together share one call", async () => {
+    const { acct, auth } = await setup();
+    const counted = countingEnv();
+    const rs: Reservation[] = [];
+    for (let i = 0; i < 5; i++) rs.push(await admit(counted.env, auth, request({ worstCaseMicros: 5_000 })));
+    await Promise.all(
+      rs.map((r) => settleInBackground(counted.env, r, { actualMicros: 1_000, isByok: false })),
+    );
+    const settleCalls = counted.calls.filter((c) => c.method === "settleMany");
+    expect(settleCalls).toHaveLength(1);
+    expect(settleCalls[0]!.settles.sort()).toEqual(rs.map((r) => r.generationId).sort());
+    expect(await account(acct.accountId)).toMatchObject({ spent: 5_000, reserved: 0 });
+  });
+
+  it("the next admission carries a waiting settlement, which then makes no call of its own", async () => {
+    const { acct, auth } = await setup();
+    const counted = countingEnv();
+    const first = await admit(counted.env, auth, request({ worstCaseMicros: 5_000 }));
+    const settling = settleInBackground(counted.env, first, { actualMicros: 700, isByok: false });
+    const second = await admit(counted.env, auth, request({ worstCaseMicros: 5_000 }));
+    await settling;
+    expect(counted.calls).toEqual([
+      { method: "admit", settles: [] },
+      { method: "admit", settles: [first.generationId] },
+    ]);
+    // The carried settlement is applied before the admission: only the second reservation is open.
+    expect(await account(acct.accountId)).toMatchObject({ spent: 700, reserved: 5_000 });
+    await settleInBackground(counted.env, second, { actualMicros: 0, isByok: false });
+    expect(await account(acct.accountId)).toMatchObject({ spent: 700, reserved: 0 });
+  });
+
+  it("the room a carried settlement frees counts for the admission carrying it", async () => {
+    // $0.01 of credits: a second 6_000 reservation fits only once the first settles for 1_000.
+    const { acct, auth } = await setup(0.01);
+    const counted = countingEnv();
+    const first = await admit(counted.env, auth, request({ worstCaseMicros: 6_000 }));
+    const settling = settleInBackground(counted.env, first, { actualMicros: 1_000, isByok: false });
+    await admit(counted.env, auth, request({ worstCaseMicros: 6_000 }));
+    await settling;
+    expect(await account(acct.accountId)).toMatchObject({ spent: 1_000, reserved: 6_000, balance: 3_000 });
+  });
+
+  it("GET /key's ledger read carries waiting settlements too", async () => {
+    const { acct, auth } = await setup();
+    const counted = countingEnv();
+    const r = await admit(counted.env, auth, request({ worstCaseMicros: 5_000 }));
+    const settling = settleInBackground(counted.env, r, { actualMicros: 300, isByok: false });
+    const status = await carrying(counted.env, acct.accountId, (settles) =>
+      ledgerFor(counted.env, acct.accountId).status(acct.accountId, [], settles),
+    );
+    await settling;
+    expect(status.account).toMatchObject({ spent: 300, reserved: 0 });
+    expect(counted.calls.map((c) => c.method)).toEqual(["admit", "status"]);
+  });
+
+  it("if the carrying admission fails, the settlements it carried are sent on their own", async () => {
+    const { acct, auth } = await setup();
+    const ok = countingEnv();
+    const first = await admit(ok.env, auth, request({ worstCaseMicros: 5_000 }));
+    const failing = countingEnv((method) => method === "admit");
+    const settling = settleInBackground(failing.env, first, { actualMicros: 900, isByok: false });
+    await expect(admit(failing.env, auth, request({ worstCaseMicros: 5_000 }))).rejects.toThrow(/injected/);
+    await settling;
+    expect(failing.calls).toEqual([
+      { method: "admit", settles: [first.generationId] },
+      { method: "settleMany", settles: [first.generationId] },
+    ]);
+    expect(await account(acct.accountId)).toMatchObject({ spent: 900, reserved: 0 });
+  });
+
+  it("a failed settlement call is logged, never thrown; the lease reclaims the reservation", async () => {
+    const { acct, auth } = await setup();
+    const failing = countingEnv((method) => method === "settleMany");
+    const r = await admit(failing.env, auth, request({ worstCaseMicros: 5_000 }));
+    await expect(
+      settleInBackground(failing.env, r, { actualMicros: 900, isByok: false }),
+    ).resolves.toBeUndefined();
+    expect(await account(acct.accountId)).toMatchObject({ spent: 0, reserved: 5_000 });
+  });
+});
