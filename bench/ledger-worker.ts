@@ -2,7 +2,7 @@
 
 import app from "../src/app";
 import { LEASE_MS } from "../src/billing/accounting";
-import { admit, settle } from "../src/billing/admission";
+import { admit, settleInBackground } from "../src/billing/admission";
 import type { Bindings } from "../src/env";
 import { effectivePolicy } from "../src/guardrails/policy";
 import type { AuthContext } from "../src/middleware/auth";
@@ -64,10 +64,7 @@ const noLedger = {
       ok: true as const,
       reservedMicros: cmd.worstCaseMicros,
     }),
-    settle: async (cmd: { actualMicros: number }) => ({
-      status: "settled" as const,
-      chargedMicros: cmd.actualMicros,
-    }),
+    settleMany: async () => {},
   }),
 } as unknown as Bindings["LEDGER"];
 
@@ -103,7 +100,7 @@ export default {
       leaseMs: LEASE_MS,
     });
     await upstream();
-    ctx.waitUntil(settle(env, reservation, { actualMicros: COST_MICROS, isByok: false }));
+    ctx.waitUntil(settleInBackground(env, reservation, { actualMicros: COST_MICROS, isByok: false }));
     return Response.json({ ok: true });
   },
 };

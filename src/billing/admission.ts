@@ -3,14 +3,7 @@ import type { Bindings } from "../env";
 import { ApiError } from "../lib/errors";
 import type { AuthContext } from "../middleware/auth";
 import type { AdmitCommand, AdmitOutcome, Rejection, SettleResult } from "./accounting";
-import {
-  carrying,
-  flushUntilSent,
-  isWaiting,
-  ledgerFor,
-  postSettlement,
-  SETTLE_COALESCE_MS,
-} from "./ledger-client";
+import { carrying, ledgerFor, settleSoon } from "./ledger-client";
 
 export interface AdmissionRequest {
   /** Unique per request; settle is idempotent on it. */
@@ -79,8 +72,8 @@ export async function admit(env: Bindings, auth: AuthContext, req: AdmissionRequ
     freeModel: req.isFreeModel && !req.byok && !req.exemptFromFreeLimits && !account.exemptFreeLimits,
     leaseMs: req.leaseMs,
   };
-  const outcome: AdmitOutcome = await carrying(env, account.id, async (settles) =>
-    ledgerFor(env, account.id).admit(account.id, command, settles),
+  const outcome: AdmitOutcome = await carrying(env, account.id, async (ledger, settles) =>
+    ledger.admit(account.id, command, settles),
   );
   if (!outcome.ok) throw rejectionError(outcome.rejection, req.model);
   return {
@@ -112,7 +105,7 @@ export async function settle(
 
 /**
  * settle() for paths that run after the response (waitUntil); never throws. The settlement waits in
- * this isolate for up to SETTLE_COALESCE_MS: the account's next ledger call from this isolate
+ * this isolate for up to SETTLE_COALESCE_MS (see settleSoon): the account's next ledger call from this isolate
  * (an admission, GET /key, or another request's settlement) carries it, so under load a request
  * costs about one ledger call instead of two. If none did, it sends the waiting ones itself. Nothing
  * awaits another request's I/O. A failed call is logged and the reservation's lease reclaims it (see
@@ -123,14 +116,11 @@ export async function settleInBackground(
   reservation: Reservation,
   settlement: Settlement,
 ): Promise<void> {
-  const { accountId, generationId } = reservation;
-  postSettlement(accountId, {
-    generationId,
+  await settleSoon(env, reservation.accountId, {
+    generationId: reservation.generationId,
     actualMicros: Math.max(0, Math.ceil(settlement.actualMicros)),
     byok: settlement.isByok,
   });
-  await new Promise((resolve) => setTimeout(resolve, SETTLE_COALESCE_MS));
-  if (isWaiting(accountId, generationId)) await flushUntilSent(env, accountId, generationId);
 }
 
 function rejectionError(r: Rejection, model: string): ApiError {

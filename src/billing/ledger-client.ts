@@ -1,57 +1,63 @@
 // The worker's side of the ledger: the account's Durable Object stub, and the settlements waiting in
-// this isolate to ride on the account's next ledger call (see settleInBackground in admission.ts).
+// this isolate to ride on the next call to the same ledger (see settleInBackground in admission.ts).
 import type { Bindings } from "../env";
 import type { SettleCommand } from "./accounting";
 
-/** How long a settlement waits for another ledger call of its account before it sends one itself. */
+/** How long a settlement waits for another call to its ledger before it sends one itself. */
 export const SETTLE_COALESCE_MS = 20;
 /** At most this many settlements ride on one call. */
 const MAX_BATCH = 256;
 
+type LedgerStub = ReturnType<typeof ledgerFor>;
+
+/** Waiting settlements by ledger object id, each queue by generation id (oldest first). */
 const waiting = new Map<string, Map<string, SettleCommand>>();
 
 export function ledgerFor(env: Bindings, accountId: string) {
   return env.LEDGER.get(env.LEDGER.idFromName(accountId));
 }
 
-export function postSettlement(accountId: string, cmd: SettleCommand): void {
-  const queue = waiting.get(accountId) ?? new Map<string, SettleCommand>();
-  queue.set(cmd.generationId, cmd);
-  waiting.set(accountId, queue);
-}
-
-export function isWaiting(accountId: string, generationId: string): boolean {
-  return waiting.get(accountId)?.has(generationId) ?? false;
-}
-
 /**
- * Runs one ledger call with the account's waiting settlements handed to it (oldest first, at most
- * MAX_BATCH). If the call fails they are sent once more on their own (settle is idempotent), then
- * the error is rethrown.
+ * Runs one call to the account's ledger with the settlements waiting for it handed over (at most
+ * MAX_BATCH). If the call fails they are sent once more on their own (settle is idempotent by
+ * generation id), then the error is rethrown.
  */
 export async function carrying<T>(
   env: Bindings,
   accountId: string,
-  call: (settles: SettleCommand[]) => Promise<T>,
+  call: (ledger: LedgerStub, settles: SettleCommand[]) => Promise<T>,
 ): Promise<T> {
-  const carried = take(accountId);
+  const id = env.LEDGER.idFromName(accountId);
+  const ledger = env.LEDGER.get(id);
+  const carried = take(id.toString());
   try {
-    return await call(carried);
+    return await call(ledger, carried);
   } catch (err) {
-    if (carried.length > 0) await sendSettlements(env, accountId, carried);
+    if (carried.length > 0) await send(ledger, carried);
     throw err;
   }
 }
 
-/** Sends the account's waiting settlements until `generationId` is no longer among them. */
-export async function flushUntilSent(env: Bindings, accountId: string, generationId: string): Promise<void> {
-  while (isWaiting(accountId, generationId)) await sendSettlements(env, accountId, take(accountId));
+/**
+ * Queues a settlement for up to SETTLE_COALESCE_MS; unless another call to the same ledger from
+ * this isolate carried it meanwhile, sends it then with every other one waiting. Never awaits
+ * another request's I/O, and never throws.
+ */
+export async function settleSoon(env: Bindings, accountId: string, cmd: SettleCommand): Promise<void> {
+  const id = env.LEDGER.idFromName(accountId);
+  const key = id.toString();
+  const queue = waiting.get(key) ?? new Map<string, SettleCommand>();
+  queue.set(cmd.generationId, cmd);
+  waiting.set(key, queue);
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_COALESCE_MS));
+  const ledger = env.LEDGER.get(id);
+  while (waiting.get(key)?.has(cmd.generationId)) await send(ledger, take(key));
 }
 
-/** Never throws: a failed call is logged and the reservations' lease reclaims them (see LEASE_MS). */
-async function sendSettlements(env: Bindings, accountId: string, batch: SettleCommand[]): Promise<void> {
+/** A failed call is logged, never thrown: the reservations' lease reclaims them (see LEASE_MS). */
+async function send(ledger: LedgerStub, batch: SettleCommand[]): Promise<void> {
   try {
-    await ledgerFor(env, accountId).settleMany(batch);
+    await ledger.settleMany(batch);
   } catch (err) {
     console.error(
       JSON.stringify({
@@ -64,8 +70,8 @@ async function sendSettlements(env: Bindings, accountId: string, batch: SettleCo
   }
 }
 
-function take(accountId: string): SettleCommand[] {
-  const queue = waiting.get(accountId);
+function take(key: string): SettleCommand[] {
+  const queue = waiting.get(key);
   if (!queue) return [];
   const batch: SettleCommand[] = [];
   for (const [id, cmd] of queue) {
@@ -73,6 +79,6 @@ function take(accountId: string): SettleCommand[] {
     batch.push(cmd);
     queue.delete(id);
   }
-  if (queue.size === 0) waiting.delete(accountId);
+  if (queue.size === 0) waiting.delete(key);
   return batch;
 }

@@ -2,7 +2,7 @@
 import type { Bindings } from "../env";
 import type { KeyUsage } from "./accounting";
 import type { LedgerStatus } from "./ledger";
-import { carrying, ledgerFor } from "./ledger-client";
+import { carrying } from "./ledger-client";
 
 export async function readKeyUsage(
   env: Bindings,
@@ -19,7 +19,5 @@ export async function readLedgerStatus(
   accountId: string,
   keyHashes: string[],
 ): Promise<LedgerStatus> {
-  return carrying(env, accountId, (settles) =>
-    ledgerFor(env, accountId).status(accountId, keyHashes, settles),
-  );
+  return carrying(env, accountId, async (ledger, settles) => ledger.status(accountId, keyHashes, settles));
 }

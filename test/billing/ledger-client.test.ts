@@ -111,8 +111,8 @@ describe("settlements coalesced in the isolate", () => {
     const counted = countingEnv();
     const r = await admit(counted.env, auth, request({ worstCaseMicros: 5_000 }));
     const settling = settleInBackground(counted.env, r, { actualMicros: 300, isByok: false });
-    const status = await carrying(counted.env, acct.accountId, (settles) =>
-      ledgerFor(counted.env, acct.accountId).status(acct.accountId, [], settles),
+    const status = await carrying(counted.env, acct.accountId, async (ledger, settles) =>
+      ledger.status(acct.accountId, [], settles),
     );
     await settling;
     expect(status.account).toMatchObject({ spent: 300, reserved: 0 });
