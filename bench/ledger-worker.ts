@@ -60,10 +60,8 @@ function benchAuth(accountId: string, keyHash: string): AuthContext {
 const noLedger = {
   idFromName: (name: string) => name,
   get: () => ({
-    admit: async (_account: string, cmd: { worstCaseMicros: number }) => ({
-      ok: true as const,
-      reservedMicros: cmd.worstCaseMicros,
-    }),
+    admitMany: async (_account: string, cmds: Array<{ worstCaseMicros: number }>) =>
+      cmds.map((cmd) => ({ ok: true as const, reservedMicros: cmd.worstCaseMicros })),
     settleMany: async () => {},
   }),
 } as unknown as Bindings["LEDGER"];

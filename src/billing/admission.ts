@@ -2,8 +2,8 @@
 import type { Bindings } from "../env";
 import { ApiError } from "../lib/errors";
 import type { AuthContext } from "../middleware/auth";
-import type { AdmitCommand, AdmitOutcome, Rejection, SettleResult } from "./accounting";
-import { carrying, ledgerFor, settleSoon } from "./ledger-client";
+import type { AdmitCommand, Rejection, SettleResult } from "./accounting";
+import { admitThrough, ledgerFor, settleSoon } from "./ledger-client";
 
 export interface AdmissionRequest {
   /** Unique per request; settle is idempotent on it. */
@@ -72,9 +72,7 @@ export async function admit(env: Bindings, auth: AuthContext, req: AdmissionRequ
     freeModel: req.isFreeModel && !req.byok && !req.exemptFromFreeLimits && !account.exemptFreeLimits,
     leaseMs: req.leaseMs,
   };
-  const outcome: AdmitOutcome = await carrying(env, account.id, async (ledger, settles) =>
-    ledger.admit(account.id, command, settles),
-  );
+  const outcome = await admitThrough(env, account.id, command);
   if (!outcome.ok) throw rejectionError(outcome.rejection, req.model);
   return {
     accountId: account.id,

@@ -48,21 +48,31 @@ export class Ledger extends DurableObject<Bindings> {
   }
 
   /**
-   * Admission: limits checked and worst-case cost reserved in one synchronous (atomic) step. The
-   * settlements riding on the call (other requests' finished work) are applied first, so the room
-   * they release counts.
+   * Admission of one or more requests, in order: for each, limits checked and worst-case cost
+   * reserved in one synchronous (atomic) step; a rejected one changes nothing. The settlements
+   * riding on the call (other requests' finished work) are applied first, so the room they release
+   * counts. Idempotent by generation id: a request admitted before gets its reservation back.
    */
-  async admit(accountId: string, cmd: AdmitCommand, settles: SettleCommand[] = []): Promise<AdmitOutcome> {
+  async admitMany(
+    accountId: string,
+    cmds: AdmitCommand[],
+    settles: SettleCommand[] = [],
+  ): Promise<AdmitOutcome[]> {
     this.settleAll(settles);
     if (this.isStale()) await this.refreshPurchased(accountId);
-    let outcome = this.store.transaction(() => this.core.admit(cmd, this.clock()));
-    if (!outcome.ok && outcome.rejection.reason === "balance") {
+    const outcomes = this.store.transaction(() => cmds.map((cmd) => this.core.admit(cmd, this.clock())));
+    const short = (o: AdmitOutcome) => !o.ok && o.rejection.reason === "balance";
+    if (outcomes.some(short)) {
       // Credits may have been bought since the copy was read: look once more before refusing.
       await this.refreshPurchased(accountId);
-      outcome = this.store.transaction(() => this.core.admit(cmd, this.clock()));
+      this.store.transaction(() => {
+        outcomes.forEach((o, i) => {
+          if (short(o)) outcomes[i] = this.core.admit(cmds[i]!, this.clock());
+        });
+      });
     }
-    if (outcome.ok) this.scheduleReclaim();
-    return outcome;
+    if (outcomes.some((o) => o.ok)) this.scheduleReclaim();
+    return outcomes;
   }
 
   async settle(cmd: SettleCommand): Promise<SettleResult> {

@@ -14,9 +14,14 @@ const RESERVE = Math.max(
     .endpoints.map((e) => Math.ceil(TEXT.length * (e.pricing as { input_token: number }).input_token)),
 );
 
-function countUpstreamCalls() {
+/** Spies on the sandbox's upstream calls; with `latencyMs`, each takes that long, as a real provider's would. */
+function countUpstreamCalls(latencyMs = 0) {
   const adapter = getAdapter("sandbox")!;
-  return vi.spyOn(adapter, "embeddings");
+  const original = adapter.embeddings!.bind(adapter);
+  return vi.spyOn(adapter, "embeddings").mockImplementation(async (...args) => {
+    await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    return original(...args);
+  });
 }
 
 const embed = (key: string, model: string, region?: "global" | "europe") =>
@@ -31,7 +36,8 @@ describe("ledger through POST /embeddings", () => {
     const acct = await createAccount({ creditsUsd: 10 });
     const capMicros = 500;
     const key = await createKey(acct, { limitUsd: capMicros / 1e6 });
-    const upstream = countUpstreamCalls();
+    // The 200 are in flight together: no admitted request finishes (and settles) before the others are admitted.
+    const upstream = countUpstreamCalls(1_000);
     const responses = await Promise.all(
       Array.from({ length: 200 }, () => embed(key.key, "sandbox/embed-small")),
     );

@@ -1,19 +1,35 @@
-// Settlements riding on the account's next ledger call: fewer Durable Object calls, same money.
+// The ledger client: admissions sent together while calls are in flight, and settlements riding on the
+// account's next ledger call. Fewer Durable Object calls, same money.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { admit, type Reservation, settleInBackground } from "../../src/billing/admission";
-import { carrying, ledgerFor, SETTLE_COALESCE_MS } from "../../src/billing/ledger-client";
+import {
+  ADMIT_WAIT_MS,
+  carrying,
+  ledgerFor,
+  MAX_ADMIT_CALLS,
+  SETTLE_COALESCE_MS,
+} from "../../src/billing/ledger-client";
 import type { Bindings } from "../../src/env";
+import { ApiError } from "../../src/lib/errors";
 import { createAccount, createKey } from "../helpers/accounts";
 import { authFor, request } from "./fixtures";
 
 type Calls = Array<{ method: string; settles: string[] }>;
 
-/** The real ledger namespace, with every call to the account's object recorded (and optionally failed). */
-function countingEnv(fail?: (method: string) => boolean): { env: Bindings; calls: Calls } {
+/**
+ * The real ledger namespace, with every call to the account's object recorded; `fail` makes a call
+ * throw, `hold` delays it before it reaches the object (or never lets it through).
+ */
+function countingEnv(
+  fail?: (method: string) => boolean,
+  hold?: (method: string, nth: number) => Promise<unknown>,
+): { env: Bindings; calls: Calls; batches: number[] } {
   const calls: Calls = [];
-  const record = (method: string, settles: Array<{ generationId: string }> = []) => {
+  const batches: number[] = [];
+  const record = async (method: string, settles: Array<{ generationId: string }> = []) => {
     calls.push({ method, settles: settles.map((s) => s.generationId) });
+    await hold?.(method, calls.length);
     if (fail?.(method)) throw new Error(`${method} failed (injected)`);
   };
   const namespace = {
@@ -21,22 +37,23 @@ function countingEnv(fail?: (method: string) => boolean): { env: Bindings; calls
     get: (id: DurableObjectId) => {
       const stub = env.LEDGER.get(id);
       return {
-        admit: async (...args: Parameters<typeof stub.admit>) => {
-          record("admit", args[2]);
-          return stub.admit(...args);
+        admitMany: async (...args: Parameters<typeof stub.admitMany>) => {
+          batches.push(args[1].length);
+          await record("admit", args[2]);
+          return stub.admitMany(...args);
         },
         status: async (...args: Parameters<typeof stub.status>) => {
-          record("status", args[2]);
+          await record("status", args[2]);
           return stub.status(...args);
         },
         settleMany: async (settles: Parameters<typeof stub.settleMany>[0]) => {
-          record("settleMany", settles);
+          await record("settleMany", settles);
           return stub.settleMany(settles);
         },
       };
     },
   };
-  return { env: { ...env, LEDGER: namespace as unknown as Bindings["LEDGER"] }, calls };
+  return { env: { ...env, LEDGER: namespace as unknown as Bindings["LEDGER"] }, calls, batches };
 }
 
 async function setup(creditsUsd = 1) {
@@ -143,4 +160,69 @@ describe("settlements coalesced in the isolate", () => {
     ).resolves.toBeUndefined();
     expect(await account(acct.accountId)).toMatchObject({ spent: 0, reserved: 5_000 });
   });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function outcome(p: Promise<Reservation>): Promise<Reservation | ApiError> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+}
+
+describe("admissions sent together", () => {
+  it("admissions arriving while MAX_ADMIT_CALLS calls are in flight go in one call, each checked in order", async () => {
+    // $0.01: ten 1_000 reservations fit, the rest are refused for balance.
+    const { acct, auth } = await setup(0.01);
+    const counted = countingEnv(undefined, () => sleep(30));
+    const results = await Promise.all(
+      Array.from({ length: 16 }, () =>
+        outcome(admit(counted.env, auth, request({ worstCaseMicros: 1_000 }))),
+      ),
+    );
+    expect(counted.batches.slice(0, MAX_ADMIT_CALLS)).toEqual(Array(MAX_ADMIT_CALLS).fill(1));
+    expect(counted.batches.length).toBeLessThan(16);
+    expect(counted.batches.reduce((a, b) => a + b, 0)).toBe(16);
+    expect(Math.max(...counted.batches)).toBeGreaterThan(1);
+    const admitted = results.filter((r) => !(r instanceof ApiError));
+    const refused = results.filter((r): r is ApiError => r instanceof ApiError);
+    expect(admitted).toHaveLength(10);
+    expect(refused.map((e) => e.status)).toEqual(Array(6).fill(402));
+    expect(await account(acct.accountId)).toMatchObject({ reserved: 10_000, balance: 0 });
+  });
+
+  it("a failed call fails every admission it carried, and nothing is reserved", async () => {
+    const { acct, auth } = await setup();
+    const counted = countingEnv(
+      (method) => method === "admit",
+      () => sleep(30),
+    );
+    const results = await Promise.allSettled(
+      Array.from({ length: MAX_ADMIT_CALLS + 3 }, () => admit(counted.env, auth, request())),
+    );
+    expect(results.every((r) => r.status === "rejected" && /injected/.test(String(r.reason)))).toBe(true);
+    expect(counted.batches.reduce((a, b) => a + b, 0)).toBe(MAX_ADMIT_CALLS + 3);
+    expect(await account(acct.accountId)).toMatchObject({ reserved: 0 });
+  });
+
+  it(
+    "queued admissions whose calls ahead never return send their own after ADMIT_WAIT_MS",
+    async () => {
+      const { acct, auth } = await setup();
+      // The first MAX_ADMIT_CALLS calls never reach the ledger (their requests were lost).
+      const counted = countingEnv(undefined, (method, nth) =>
+        method === "admit" && nth <= MAX_ADMIT_CALLS ? new Promise(() => {}) : Promise.resolve(),
+      );
+      for (let i = 0; i < MAX_ADMIT_CALLS; i++) void admit(counted.env, auth, request());
+      const started = Date.now();
+      const queued = await Promise.all(Array.from({ length: 3 }, () => admit(counted.env, auth, request())));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(ADMIT_WAIT_MS - 50);
+      expect(queued.every((r) => r.reservedMicros === 1_000)).toBe(true);
+      expect(await account(acct.accountId)).toMatchObject({ reserved: 3_000 });
+    },
+    ADMIT_WAIT_MS * 4,
+  );
 });
