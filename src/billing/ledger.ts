@@ -58,9 +58,12 @@ export class Ledger extends DurableObject<Bindings> {
     cmds: AdmitCommand[],
     settles: SettleCommand[] = [],
   ): Promise<AdmitOutcome[]> {
-    this.settleAll(settles);
     if (this.isStale()) await this.refreshPurchased(accountId);
-    const outcomes = this.store.transaction(() => cmds.map((cmd) => this.core.admit(cmd, this.clock())));
+    // One transaction: the hot rows (account, meters) are written once for the whole call.
+    const outcomes = this.store.transaction(() => {
+      this.settleAll(settles);
+      return cmds.map((cmd) => this.core.admit(cmd, this.clock()));
+    });
     const short = (o: AdmitOutcome) => !o.ok && o.rejection.reason === "balance";
     if (outcomes.some(short)) {
       // Credits may have been bought since the copy was read: look once more before refusing.
