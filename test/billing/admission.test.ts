@@ -5,16 +5,7 @@ import { admit, type Reservation, settle } from "../../src/billing/admission";
 import { ApiError } from "../../src/lib/errors";
 import { createAccount, createKey } from "../helpers/accounts";
 import { call } from "../helpers/http";
-import { addBudget, addCredits, authFor, request, setLedgerClock } from "./fixtures";
-
-async function outcome(p: Promise<Reservation>): Promise<Reservation | ApiError> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-}
+import { addBudget, addCredits, authFor, outcome, request, setLedgerClock } from "./fixtures";
 
 async function keyInfo(apiKey: string) {
   const res = await call("/key", { key: apiKey });

@@ -4,6 +4,7 @@ import { ledgerFor } from "../../src/billing/ledger-client";
 import { loadAuthRecords } from "../../src/db/auth-records";
 import { getDb, tables } from "../../src/db/client";
 import { effectivePolicy } from "../../src/guardrails/policy";
+import { ApiError } from "../../src/lib/errors";
 import { usdToMicros } from "../../src/lib/money";
 import type { AuthContext } from "../../src/middleware/auth";
 import type { TestAccount } from "../helpers/accounts";
@@ -61,3 +62,15 @@ export const request = (over: Partial<import("../../src/billing/admission").Admi
   exemptFromFreeLimits: false,
   ...over,
 });
+
+/** An admission's reservation, or the ApiError it was refused with. */
+export async function outcome(
+  p: Promise<import("../../src/billing/admission").Reservation>,
+): Promise<import("../../src/billing/admission").Reservation | ApiError> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+}

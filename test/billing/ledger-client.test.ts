@@ -13,7 +13,7 @@ import {
 import type { Bindings } from "../../src/env";
 import { ApiError } from "../../src/lib/errors";
 import { createAccount, createKey } from "../helpers/accounts";
-import { authFor, request } from "./fixtures";
+import { authFor, outcome, request } from "./fixtures";
 
 type Calls = Array<{ method: string; settles: string[] }>;
 
@@ -163,15 +163,6 @@ describe("settlements coalesced in the isolate", () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function outcome(p: Promise<Reservation>): Promise<Reservation | ApiError> {
-  try {
-    return await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-}
 
 describe("admissions sent together", () => {
   it("admissions arriving while MAX_ADMIT_CALLS calls are in flight go in one call, each checked in order", async () => {
