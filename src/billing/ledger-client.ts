@@ -1,7 +1,6 @@
-// The worker's side of the ledger: the account's Durable Object stub; admissions that arrive while a
-// call to the same ledger is in flight, sent together as the next call; and settlements waiting in
-// this isolate to ride on the next call to the same ledger (see admit and settleInBackground in
-// admission.ts).
+// The worker's side of the ledger: the account's Durable Object stub; admissions that arrive while
+// calls to the same ledger are in flight, sent together as the next call; and settlements waiting in
+// this isolate to ride on the next call to the same ledger (see docs/billing.md, "The ledger client").
 import type { Bindings } from "../env";
 import type { AdmitCommand, AdmitOutcome, SettleCommand } from "./accounting";
 
@@ -26,7 +25,7 @@ type LedgerStub = ReturnType<typeof ledgerFor>;
 /** Waiting settlements by ledger object id, each queue by generation id (oldest first). */
 const waiting = new Map<string, Map<string, SettleCommand>>();
 
-/** One request's admission: a queued one is filled in by the call that carries it, then woken. */
+/** One request's admission: a queued one is filled in by the call that carries it, and polls for that. */
 interface Ticket {
   cmd: AdmitCommand;
   outcome?: AdmitOutcome;
@@ -109,7 +108,9 @@ export async function admitThrough(
       t.outcome = plain[i];
     });
   } catch (err) {
-    for (const t of batch) t.failure = err;
+    ticket.failure = err;
+    const copy = new Error(err instanceof Error ? err.message : String(err));
+    for (const t of batch) if (t !== ticket) t.failure = copy;
   }
   lane.calls.delete(call);
   const next = lane.queue.shift();
