@@ -1,9 +1,9 @@
 // Gateway-path benchmark: POST /embeddings (sandbox model) with the ledger on vs off, 64 concurrent on one
 // key, each request in its own request context, then exact reconciliation of what the ledger charged.
-import { env, SELF } from "cloudflare:test";
+import { SELF } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { readLedgerStatus } from "../src/billing/usage";
 import { createAccount } from "../test/helpers/accounts";
+import { meanRps, settledStatus } from "./settled";
 
 const CONCURRENCY = 64;
 const REQUESTS_PER_PHASE = 1_500;
@@ -45,13 +45,8 @@ it("gateway path: ledger on vs off", async () => {
     off.push(await phase("off", acct.apiKey, []));
     on.push(await phase("on", acct.apiKey, costs));
   }
-  // Settlement runs after each response; give the last ones a moment to land.
-  let status = await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash]);
-  for (let i = 0; i < 50 && status.account.reserved > 0; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    status = await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash]);
-  }
-  const mean = (xs: Array<{ rps: number }>) => xs.reduce((s, x) => s + x.rps, 0) / xs.length;
+  const status = await settledStatus(acct.accountId, [acct.apiKeyHash]);
+  const mean = meanRps;
   const expected = costs.reduce((a, b) => a + b, 0);
   const { purchased, spent, reserved, balance } = status.account;
   const report = {

@@ -1,10 +1,10 @@
 // Ledger benchmark body: 64 concurrent on one key, ledger on vs off in the same run, then exact reconciliation.
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { readLedgerStatus } from "../src/billing/usage";
 import { addCredits } from "../test/billing/fixtures";
 import { COST_MICROS } from "./constants";
 import worker from "./ledger-worker";
+import { meanRps, settledStatus } from "./settled";
 
 const CONCURRENCY = 64;
 const REQUESTS_PER_PHASE = 2_000;
@@ -55,13 +55,8 @@ it("ledger on vs off", async () => {
     httpOff.push(await phase("/off", "http"));
     httpOn.push(await phase("/on", "http"));
   }
-  const mean = (xs: Array<{ rps: number }>) => xs.reduce((s, x) => s + x.rps, 0) / xs.length;
-  // Settlement runs after each response; give the last ones a moment to land.
-  let status = await readLedgerStatus(env, ACCOUNT, ["bench-key"]);
-  for (let i = 0; i < 50 && status.account.reserved > 0; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    status = await readLedgerStatus(env, ACCOUNT, ["bench-key"]);
-  }
+  const mean = meanRps;
+  const status = await settledStatus(ACCOUNT, ["bench-key"]);
   const admitted = 6 * REQUESTS_PER_PHASE;
   const { purchased, spent, reserved, balance } = status.account;
   const keyUsage = status.keys["bench-key"]!.usage.total;

@@ -63,15 +63,21 @@ const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
   video: ["aspect_ratio", "resolution", "duration", "seed"],
 };
 
-function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
-  const cheapest = m.endpoints[0]!;
-  const unit = cheapest.pricing.input_token ?? cheapest.pricing.character ?? 0;
+function identityOf(m: CatalogModelEntry) {
   return {
     id: m.slug,
     canonical_slug: m.canonicalSlug,
     name: m.name,
     created: m.created,
     description: m.description,
+  };
+}
+
+function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
+  const cheapest = m.endpoints[0]!;
+  const unit = cheapest.pricing.input_token ?? cheapest.pricing.character ?? 0;
+  return {
+    ...identityOf(m),
     context_length: m.contextLength,
     architecture: {
       modality: `${m.inputModalities.join("+")}->${OUTPUT[m.modality]}`,
@@ -96,11 +102,7 @@ function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
 function toVideoModel(m: CatalogModelEntry): z.infer<typeof VideoModelSchema> {
   const seconds = m.endpoints[0]!.pricing.video_second;
   return {
-    id: m.slug,
-    canonical_slug: m.canonicalSlug,
-    name: m.name,
-    created: m.created,
-    description: m.description,
+    ...identityOf(m),
     allowed_passthrough_parameters: [],
     creativity: null,
     generate_audio: m.endpoints.some((e) => e.capabilities.audio_generation === true),

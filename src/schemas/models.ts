@@ -3,13 +3,18 @@ import { z } from "@hono/zod-openapi";
 
 const UsdPerUnit = z.string().openapi({ description: "USD per unit, as a decimal string" });
 
+/** The fields every model listing shares. */
+const ModelIdentity = {
+  id: z.string(),
+  canonical_slug: z.string(),
+  name: z.string(),
+  created: z.int(),
+  description: z.string(),
+};
+
 export const ModelSchema = z
   .object({
-    id: z.string(),
-    canonical_slug: z.string(),
-    name: z.string(),
-    created: z.int(),
-    description: z.string(),
+    ...ModelIdentity,
     context_length: z.int().nullable(),
     architecture: z.object({
       modality: z.string().nullable(),
@@ -40,11 +45,7 @@ export const ModelsListSchema = z
 
 export const VideoModelSchema = z
   .object({
-    id: z.string(),
-    canonical_slug: z.string(),
-    name: z.string(),
-    created: z.int(),
-    description: z.string(),
+    ...ModelIdentity,
     allowed_passthrough_parameters: z.array(z.string()),
     creativity: z.array(z.int()).nullable(),
     generate_audio: z.boolean().nullable(),
