@@ -1,5 +1,6 @@
-// Gateway-path benchmark: POST /embeddings (sandbox model) with the ledger on vs off, 64 concurrent on one
-// key, each request in its own request context, then exact reconciliation of what the ledger charged.
+// Gateway-path benchmark: POST /embeddings (sandbox model) with the ledger on vs off (and vs an object
+// that answers at once), 64 concurrent on one key, each request in its own request context, then exact
+// reconciliation of what the ledger charged.
 import { SELF } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { createAccount } from "../test/helpers/accounts";
@@ -8,7 +9,7 @@ import { meanRps, settledStatus } from "./settled";
 const CONCURRENCY = 64;
 const REQUESTS_PER_PHASE = 1_500;
 
-async function phase(mode: "on" | "off", apiKey: string, costs: number[]) {
+async function phase(mode: "on" | "off" | "empty", apiKey: string, costs: number[]) {
   let next = 0;
   let failed = 0;
   const started = performance.now();
@@ -39,10 +40,13 @@ it("gateway path: ledger on vs off", async () => {
   const costs: number[] = [];
   await phase("off", acct.apiKey, []);
   await phase("on", acct.apiKey, costs);
+  await phase("empty", acct.apiKey, []);
   const off = [];
   const on = [];
+  const empty = [];
   for (let round = 0; round < 2; round++) {
     off.push(await phase("off", acct.apiKey, []));
+    empty.push(await phase("empty", acct.apiKey, []));
     on.push(await phase("on", acct.apiKey, costs));
   }
   const status = await settledStatus(acct.accountId, [acct.apiKeyHash]);
@@ -55,7 +59,15 @@ it("gateway path: ledger on vs off", async () => {
     ledger_off_rps: Math.round(mean(off)),
     ledger_on_rps: Math.round(mean(on)),
     ratio: Number((mean(on) / mean(off)).toFixed(3)),
-    failed_requests: [...off, ...on].reduce((s, x) => s + x.failed, 0),
+    empty_object_rps: Math.round(mean(empty)),
+    empty_ratio: Number((mean(empty) / mean(off)).toFixed(3)),
+    // Each measured phase, as this harness swings between runs.
+    phases_rps: {
+      off: off.map((p) => Math.round(p.rps)),
+      empty: empty.map((p) => Math.round(p.rps)),
+      on: on.map((p) => Math.round(p.rps)),
+    },
+    failed_requests: [...off, ...on, ...empty].reduce((s, x) => s + x.failed, 0),
     reconciliation: {
       admitted: costs.length,
       expected_spent_micros: expected,

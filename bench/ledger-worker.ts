@@ -1,5 +1,6 @@
 // Bench worker: the same request shape with the ledger on (admit, mock upstream, settle) or off (mock upstream only).
 
+import { DurableObject } from "cloudflare:workers";
 import app from "../src/app";
 import { LEASE_MS } from "../src/billing/accounting";
 import { admit, settleInBackground } from "../src/billing/admission";
@@ -66,6 +67,19 @@ const noLedger = {
   }),
 } as unknown as Bindings["LEDGER"];
 
+/**
+ * The floor of any design with one object call per admission: a Durable Object that answers every
+ * call at once and stores nothing. `/gateway/empty` runs the real gateway path and the real ledger
+ * client (batching, settlements riding along) against it, so "on" / "empty" is the ledger's own
+ * cost and "empty" / "off" the cost of the object calls alone on this machine.
+ */
+export class EmptyLedger extends DurableObject {
+  async admitMany(_account: string, cmds: Array<{ worstCaseMicros: number }>) {
+    return cmds.map((cmd) => ({ ok: true as const, reservedMicros: cmd.worstCaseMicros }));
+  }
+  async settleMany(): Promise<void> {}
+}
+
 const upstream = () => new Promise((resolve) => setTimeout(resolve, UPSTREAM_MS));
 
 export default {
@@ -78,11 +92,15 @@ export default {
     }
     if (url.pathname.startsWith("/gateway/")) {
       // The real gateway path (POST /api/v1/embeddings), with the ledger on or replaced by noLedger.
-      const ledgerOn = url.pathname === "/gateway/on";
       const inner = new Request("http://bench.local/api/v1/embeddings", request);
-      // Abuse protection is off in both modes: the benchmark's own load would trip it.
+      // Abuse protection is off in every mode: the benchmark's own load would trip it.
       const base = { ...env, ABUSE_LIMITER: undefined };
-      return app.fetch(inner, ledgerOn ? base : { ...base, LEDGER: noLedger }, ctx);
+      const empty = (env as { EMPTY_LEDGER?: Bindings["LEDGER"] }).EMPTY_LEDGER;
+      const ledger = { "/gateway/on": env.LEDGER, "/gateway/off": noLedger, "/gateway/empty": empty }[
+        url.pathname
+      ];
+      if (!ledger) return new Response(`no ledger for ${url.pathname}`, { status: 404 });
+      return app.fetch(inner, { ...base, LEDGER: ledger }, ctx);
     }
     if (url.pathname === "/off") {
       await upstream();

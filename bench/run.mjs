@@ -44,6 +44,11 @@ console.log(
     `off ${g.ledger_off_rps} req/s, on ${g.ledger_on_rps} req/s, ratio ${g.ratio} (target >= ${b.target_ratio})`,
 );
 console.log(
+  `  an object that answers at once instead of the ledger (the floor of one call per admission): ` +
+    `${g.empty_object_rps} req/s, ratio to off ${g.empty_ratio}; phases (req/s) off ${g.phases_rps.off.join(", ")}; ` +
+    `empty ${g.phases_rps.empty.join(", ")}; on ${g.phases_rps.on.join(", ")}`,
+);
+console.log(
   `  reconciliation: ${gr.admitted} requests, costs reported ${gr.expected_spent_micros} micro-USD; ledger spent ` +
     `${gr.spent_micros}, key usage ${gr.key_usage_micros}, still reserved ${gr.reserved_micros}; ` +
     `identity ${gr.identity_holds}; exact: ${gr.exact}`,

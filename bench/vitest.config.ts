@@ -13,7 +13,11 @@ export default defineConfig(async () => {
         // SELF.fetch reaches the bench worker, each call in its own request context.
         main: "./bench/ledger-worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
-        miniflare: { bindings: { TEST_MIGRATIONS: migrations } },
+        miniflare: {
+          bindings: { TEST_MIGRATIONS: migrations },
+          // The bench-only object that answers at once (see EmptyLedger in bench/ledger-worker.ts).
+          durableObjects: { EMPTY_LEDGER: "EmptyLedger" },
+        },
       }),
     ],
     test: {
