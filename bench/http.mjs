@@ -9,6 +9,13 @@ import { accountSql, creditsSql, keySql, newKey, quiet } from "../scripts/lib/d1
 const CONCURRENCY = 64;
 const REQUESTS_PER_PHASE = 1_500;
 const PORT = 8799;
+// A server left on the port (say, from an interrupted run) would answer instead of ours: refuse to start.
+const busy = await fetch(`http://127.0.0.1:${PORT}/`).then(
+  () => true,
+  () => false,
+);
+if (busy) throw new Error(`port ${PORT} is already in use: stop the server on it and run again`);
+
 const state = mkdtempSync(join(tmpdir(), "gateway-bench-"));
 const wrangler = (args, opts = {}) =>
   spawnSync("npx", ["wrangler", ...args, "--persist-to", state], { env: quiet, encoding: "utf8", ...opts });
@@ -109,6 +116,10 @@ try {
   );
   if (failed > 0 || spent !== expected || reserved !== 0) process.exitCode = 1;
 } finally {
-  process.kill(-server.pid, "SIGTERM");
+  try {
+    process.kill(-server.pid, "SIGTERM");
+  } catch {
+    // wrangler dev already exited
+  }
   rmSync(state, { recursive: true, force: true });
 }
