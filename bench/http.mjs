@@ -1,10 +1,11 @@
 // Gateway-path benchmark over real HTTP: the bench worker under `wrangler dev` (no test instrumentation),
 // POST /embeddings on the sandbox model, ledger on vs a no-op ledger, 64 concurrent on one key, same run.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { accountSql, creditsSql, keySql, newKey, quiet } from "../scripts/lib/d1.mjs";
+import { alternate, closedLoop, failures, onOff } from "./load.mjs";
 
 const CONCURRENCY = 64;
 const REQUESTS_PER_PHASE = 1_500;
@@ -37,7 +38,7 @@ const seed = [
 wrangler(["d1", "migrations", "apply", "DB", "--local"]);
 for (const sql of [catalog, `${seed};`]) {
   const file = join(state, "seed.sql");
-  (await import("node:fs")).writeFileSync(file, sql);
+  writeFileSync(file, sql);
   const r = wrangler(["d1", "execute", "DB", "--local", "--file", file]);
   if (r.status !== 0) throw new Error(r.stderr);
 }
@@ -69,46 +70,30 @@ for (let i = 0; ; i++) {
 }
 
 async function phase(mode, costs) {
-  let next = 0;
-  let failed = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS_PER_PHASE) {
-        const i = next++;
-        const res = await fetch(`${base}/gateway/${mode}`, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-          body: JSON.stringify({ model: "sandbox/embed-small", input: `benchmark input number ${i}` }),
-        });
-        const body = await res.json();
-        if (res.status !== 200) failed++;
-        else if (mode === "on") costs.push(Math.round(body.usage.cost * 1_000_000));
-      }
-    }),
-  );
-  return { rps: REQUESTS_PER_PHASE / ((performance.now() - started) / 1000), failed };
+  return closedLoop(CONCURRENCY, REQUESTS_PER_PHASE, async (i) => {
+    const res = await fetch(`${base}/gateway/${mode}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ model: "sandbox/embed-small", input: `benchmark input number ${i}` }),
+    });
+    const body = await res.json();
+    if (res.status === 200 && mode === "on") costs.push(Math.round(body.usage.cost * 1_000_000));
+    return res.status === 200;
+  });
 }
 
 try {
   const costs = [];
-  await phase("off", []);
-  await phase("on", costs);
-  const off = [];
-  const on = [];
-  for (let round = 0; round < 2; round++) {
-    off.push(await phase("off", []));
-    on.push(await phase("on", costs));
-  }
-  const mean = (xs) => xs.reduce((s, x) => s + x.rps, 0) / xs.length;
+  const { off, on } = await alternate(["off", "on"], (mode) => phase(mode, costs));
   await new Promise((r) => setTimeout(r, 1000));
   const status = await (await fetch(`${base}/status?account=${ids.accountId}`)).json();
   const expected = costs.reduce((a, b) => a + b, 0);
   const { purchased, spent, reserved, balance } = status.account;
-  const failed = [...off, ...on].reduce((s, x) => s + x.failed, 0);
+  const failed = failures([...off, ...on]);
+  const figures = onOff(off, on);
   console.log(
-    `gateway over HTTP (wrangler dev, ${CONCURRENCY} concurrent on one key): off ${Math.round(mean(off))} req/s, ` +
-      `on ${Math.round(mean(on))} req/s, ratio ${(mean(on) / mean(off)).toFixed(3)}; failed ${failed}`,
+    `gateway over HTTP (wrangler dev, ${CONCURRENCY} concurrent on one key): off ${figures.ledger_off_rps} req/s, ` +
+      `on ${figures.ledger_on_rps} req/s, ratio ${figures.ratio}; failed ${failed}`,
   );
   console.log(
     `  reconciliation: ${costs.length} requests, costs reported ${expected} micro-USD; ledger spent ${spent}, ` +

@@ -61,11 +61,15 @@ function benchAuth(accountId: string, keyHash: string): AuthContext {
 const noLedger = {
   idFromName: (name: string) => name,
   get: () => ({
-    admitMany: async (_account: string, cmds: Array<{ worstCaseMicros: number }>) =>
-      cmds.map((cmd) => ({ ok: true as const, reservedMicros: cmd.worstCaseMicros })),
+    admitMany: async (_account: string, cmds: Admitted) => admitAll(cmds),
     settleMany: async () => {},
   }),
 } as unknown as Bindings["LEDGER"];
+
+type Admitted = Array<{ worstCaseMicros: number }>;
+/** Every admission admitted, its worst case "reserved" (nothing is stored). */
+const admitAll = (cmds: Admitted) =>
+  cmds.map((cmd) => ({ ok: true as const, reservedMicros: cmd.worstCaseMicros }));
 
 /**
  * The floor of any design with one object call per admission: a Durable Object that answers every
@@ -74,8 +78,8 @@ const noLedger = {
  * cost and "empty" / "off" the cost of the object calls alone on this machine.
  */
 export class EmptyLedger extends DurableObject {
-  async admitMany(_account: string, cmds: Array<{ worstCaseMicros: number }>) {
-    return cmds.map((cmd) => ({ ok: true as const, reservedMicros: cmd.worstCaseMicros }));
+  async admitMany(_account: string, cmds: Admitted) {
+    return admitAll(cmds);
   }
   async settleMany(): Promise<void> {}
 }

@@ -4,7 +4,8 @@ import { expect, it } from "vitest";
 import { addCredits } from "../test/billing/fixtures";
 import { COST_MICROS } from "./constants";
 import worker from "./ledger-worker";
-import { meanRps, settledStatus } from "./settled";
+import { alternate, closedLoop, failures, onOff } from "./load.mjs";
+import { settledStatus } from "./settled";
 
 const CONCURRENCY = 64;
 const REQUESTS_PER_PHASE = 2_000;
@@ -16,46 +17,21 @@ const ACCOUNT = `bench-${crypto.randomUUID()}`;
  * as requests over real HTTP do.
  */
 async function phase(path: "/on" | "/off", via: "direct" | "http" = "direct") {
-  let next = 0;
-  let failed = 0;
   const ctx = createExecutionContext();
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS_PER_PHASE) {
-        next++;
-        const req = new Request(`http://bench.local${path}?account=${ACCOUNT}`);
-        const res = via === "http" ? await SELF.fetch(req) : await worker.fetch(req, env, ctx);
-        if (res.status !== 200) failed++;
-        await res.arrayBuffer();
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
+  const result = await closedLoop(CONCURRENCY, REQUESTS_PER_PHASE, async () => {
+    const req = new Request(`http://bench.local${path}?account=${ACCOUNT}`);
+    const res = via === "http" ? await SELF.fetch(req) : await worker.fetch(req, env, ctx);
+    await res.arrayBuffer();
+    return res.status === 200;
+  });
   await waitOnExecutionContext(ctx);
-  return { rps: REQUESTS_PER_PHASE / seconds, failed };
+  return result;
 }
 
 it("ledger on vs off", async () => {
   await addCredits(ACCOUNT, 1_000);
-  // Warm up both paths, then alternate so drift on a shared machine hits both alike.
-  await phase("/off");
-  await phase("/on");
-  const off = [];
-  const on = [];
-  for (let round = 0; round < 2; round++) {
-    off.push(await phase("/off"));
-    on.push(await phase("/on"));
-  }
-  const httpOff = [];
-  const httpOn = [];
-  await phase("/off", "http");
-  await phase("/on", "http");
-  for (let round = 0; round < 2; round++) {
-    httpOff.push(await phase("/off", "http"));
-    httpOn.push(await phase("/on", "http"));
-  }
-  const mean = meanRps;
+  const direct = await alternate(["/off", "/on"], (path) => phase(path));
+  const http = await alternate(["/off", "/on"], (path) => phase(path, "http"));
   const status = await settledStatus(ACCOUNT, ["bench-key"]);
   const admitted = 6 * REQUESTS_PER_PHASE;
   const { purchased, spent, reserved, balance } = status.account;
@@ -63,16 +39,10 @@ it("ledger on vs off", async () => {
   const report = {
     concurrency: CONCURRENCY,
     requests_per_phase: REQUESTS_PER_PHASE,
-    ledger_off_rps: Math.round(mean(off)),
-    ledger_on_rps: Math.round(mean(on)),
-    ratio: Number((mean(on) / mean(off)).toFixed(3)),
+    ...onOff(direct["/off"], direct["/on"]),
     target_ratio: 0.75,
-    http: {
-      ledger_off_rps: Math.round(mean(httpOff)),
-      ledger_on_rps: Math.round(mean(httpOn)),
-      ratio: Number((mean(httpOn) / mean(httpOff)).toFixed(3)),
-    },
-    failed_requests: [...off, ...on, ...httpOff, ...httpOn].reduce((s, x) => s + x.failed, 0),
+    http: onOff(http["/off"], http["/on"]),
+    failed_requests: failures([...direct["/off"], ...direct["/on"], ...http["/off"], ...http["/on"]]),
     reconciliation: {
       admitted,
       cost_micros_each: COST_MICROS,

@@ -7,13 +7,18 @@ const run = spawnSync("npx", ["vitest", "run", "--config", "bench/vitest.config.
   env: { ...process.env, FORCE_COLOR: "0" },
 });
 const output = `${run.stdout}\n${run.stderr}`.split("\n");
-const line = output.find((l) => l.includes("BENCH_RESULT ") && !l.includes("GATEWAY_BENCH_RESULT "));
-const gatewayLine = output.find((l) => l.includes("GATEWAY_BENCH_RESULT "));
-if (!line || !gatewayLine) {
-  process.stderr.write(run.stdout + run.stderr);
-  process.exit(1);
+/** The JSON a benchmark printed after `tag` at the start of a word, or exits with vitest's output. */
+function result(tag) {
+  const pattern = new RegExp(`(^|[^A-Z_])${tag} (\\{.*)$`);
+  const match = output.map((l) => pattern.exec(l)).find(Boolean);
+  if (!match) {
+    process.stderr.write(run.stdout + run.stderr);
+    process.exit(1);
+  }
+  return JSON.parse(match[2]);
 }
-const b = JSON.parse(line.slice(line.indexOf("BENCH_RESULT ") + "BENCH_RESULT ".length));
+const b = result("BENCH_RESULT");
+const g = result("GATEWAY_BENCH_RESULT");
 const r = b.reconciliation;
 console.log(
   `ledger benchmark: ${b.concurrency} concurrent on one key, ${b.requests_per_phase} requests per phase, same run`,
@@ -35,9 +40,6 @@ console.log(
     `${r.identity_holds}; exact: ${r.exact}`,
 );
 
-const g = JSON.parse(
-  gatewayLine.slice(gatewayLine.indexOf("GATEWAY_BENCH_RESULT ") + "GATEWAY_BENCH_RESULT ".length),
-);
 const gr = g.reconciliation;
 console.log(
   `gateway path (POST /embeddings, sandbox model, ${g.concurrency} concurrent on one key, own contexts): ` +

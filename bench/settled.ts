@@ -12,5 +12,3 @@ export async function settledStatus(accountId: string, keyHashes: string[]): Pro
   }
   return status;
 }
-
-export const meanRps = (xs: Array<{ rps: number }>) => xs.reduce((s, x) => s + x.rps, 0) / xs.length;

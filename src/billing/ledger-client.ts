@@ -55,7 +55,14 @@ export async function carrying<T>(
   accountId: string,
   call: (ledger: LedgerStub, settles: SettleCommand[]) => Promise<T>,
 ): Promise<T> {
-  const id = env.LEDGER.idFromName(accountId);
+  return carryingTo(env, env.LEDGER.idFromName(accountId), call);
+}
+
+async function carryingTo<T>(
+  env: Bindings,
+  id: DurableObjectId,
+  call: (ledger: LedgerStub, settles: SettleCommand[]) => Promise<T>,
+): Promise<T> {
   const ledger = env.LEDGER.get(id);
   const carried = take(id.toString());
   try {
@@ -79,7 +86,8 @@ export async function admitThrough(
   accountId: string,
   cmd: AdmitCommand,
 ): Promise<AdmitOutcome> {
-  const key = env.LEDGER.idFromName(accountId).toString();
+  const id = env.LEDGER.idFromName(accountId);
+  const key = id.toString();
   const lane = lanes.get(key) ?? { calls: new Set(), queue: [] };
   lanes.set(key, lane);
   const ticket: Ticket = { cmd };
@@ -95,7 +103,7 @@ export async function admitThrough(
   lane.calls.add(call);
   const batch = [ticket, ...lane.queue.splice(0, MAX_BATCH - 1)];
   try {
-    const outcomes = await carrying(env, accountId, (ledger, settles) =>
+    const outcomes = await carryingTo(env, id, (ledger, settles) =>
       ledger.admitMany(
         accountId,
         batch.map((t) => t.cmd),
