@@ -61,7 +61,7 @@ function benchAuth(accountId: string, keyHash: string): AuthContext {
 const noLedger = {
   idFromName: (name: string) => name,
   get: () => ({
-    admitMany: async (_account: string, cmds: Admitted) => admitAll(cmds),
+    admitMany: async (_account: string, cmds: Admitted) => ({ outcomes: admitAll(cmds) }),
     settleMany: async () => {},
   }),
 } as unknown as Bindings["LEDGER"];
@@ -79,7 +79,7 @@ const admitAll = (cmds: Admitted) =>
  */
 export class EmptyLedger extends DurableObject {
   async admitMany(_account: string, cmds: Admitted) {
-    return admitAll(cmds);
+    return { outcomes: admitAll(cmds) };
   }
   async settleMany(): Promise<void> {}
 }
@@ -118,7 +118,7 @@ export default {
       byok: false,
       exemptFromFreeLimits: false,
       leaseMs: LEASE_MS,
-    });
+    }, ctx);
     await upstream();
     ctx.waitUntil(settleInBackground(env, reservation, { actualMicros: COST_MICROS, isByok: false }));
     return Response.json({ ok: true });

@@ -1,4 +1,16 @@
 // The ledger's pure accounting core: admission, reservation, settlement and reclaiming over a synchronous store.
+import {
+  applyReport,
+  type BlockGrant,
+  type BlockRecord,
+  type BlockReport,
+  type BlockWant,
+  BLOCK_GRACE_MS,
+  BLOCK_MS,
+  BLOCK_RETENTION_MS,
+  grantBlock,
+  retryAt,
+} from "./blocks";
 import { type FreeLimits, freeDailyCeiling } from "./limits";
 import {
   addSpend,
@@ -73,6 +85,12 @@ export interface LedgerStore {
   pruneSettled(before: number): void;
   free(): FreeCounters;
   putFree(f: FreeCounters): void;
+  block(id: string): BlockRecord | undefined;
+  putBlock(b: BlockRecord): void;
+  /** Blocks not closed whose open time has not ended at `now`. */
+  openBlocks(now: number): BlockRecord[];
+  /** Forgets blocks done (closed, nothing held) before `doneBefore`, and any unchanged since `before`. */
+  pruneBlocks(doneBefore: number, before: number): void;
 }
 
 export interface BudgetLimit extends Limit {
@@ -100,7 +118,25 @@ export interface Rejection {
   headers?: Record<string, string>;
 }
 
-export type AdmitOutcome = { ok: true; reservedMicros: number } | { ok: false; rejection: Rejection };
+/**
+ * A refusal with `retryAt` (epoch ms) came while another isolate's block that could cover the request
+ * was open: ask again then (see blocks.ts).
+ */
+export type AdmitOutcome =
+  | { ok: true; reservedMicros: number }
+  | { ok: false; rejection: Rejection; retryAt?: number };
+
+/** What rides on any call to the ledger from an isolate: finished work to record first. */
+export interface Carried {
+  settles: SettleCommand[];
+  reports: BlockReport[];
+}
+
+export interface AdmitReply {
+  outcomes: AdmitOutcome[];
+  /** Granted for the first command when asked for; that request is then held in the block. */
+  block?: BlockGrant;
+}
 
 export interface SettleCommand {
   generationId: string;
@@ -128,10 +164,46 @@ const usd = (micros: number) => (micros / 1_000_000).toFixed(6).replace(/\.?0+$/
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class LedgerCore {
+  /** No blocks are granted until then: someone was told to retry, so room is short. */
+  private contendedUntil = 0;
+
   constructor(
-    private readonly store: LedgerStore,
+    readonly store: LedgerStore,
     private readonly limits: FreeLimits,
   ) {}
+
+  /** Records what the call carries: settlements and block reports, before anything is admitted. */
+  record(carried: Carried, now: number): void {
+    for (const cmd of carried.settles) this.settle(cmd, now);
+    for (const report of carried.reports) applyReport(this, report, now, LEASE_MS);
+  }
+
+  /**
+   * One admission call: the carried work is recorded first, so the room it frees counts; then, if
+   * the isolate asks, a block for the first command (which is then held in it); then each
+   * admission in order, as separate calls would be.
+   */
+  admitBatch(cmds: AdmitCommand[], carried: Carried, want: BlockWant | undefined, now: number): AdmitReply {
+    this.record(carried, now);
+    const first = cmds[0];
+    const block =
+      want && first && now >= this.contendedUntil
+        ? grantBlock(this, first, want, first.worstCaseMicros, now)
+        : undefined;
+    const outcomes = cmds.map((cmd, i): AdmitOutcome =>
+      block && i === 0 ? { ok: true, reservedMicros: cmd.worstCaseMicros } : this.admit(cmd, now),
+    );
+    return block ? { outcomes, block } : { outcomes };
+  }
+
+  /**
+   * A new block for requests like `template` (already admitted against the isolate's current one),
+   * granted before that one runs out so its requests never wait; the carried work is recorded first.
+   */
+  renewBlock(template: AdmitCommand, carried: Carried, want: BlockWant, now: number): BlockGrant | undefined {
+    this.record(carried, now);
+    return now >= this.contendedUntil ? grantBlock(this, template, want, 0, now) : undefined;
+  }
 
   /** Checks every limit, then reserves worst-case cost in one synchronous step (atomic in a Durable Object). */
   admit(cmd: AdmitCommand, now: number): AdmitOutcome {
@@ -152,7 +224,12 @@ export class LedgerCore {
       this.checkCap(cmd, bucket, amount, now) ??
       this.checkBudgets(cmd, bucket, amount, now) ??
       (cmd.freeModel ? this.checkFree(now) : undefined);
-    if (rejection) return { ok: false, rejection };
+    if (rejection) {
+      const retry = retryAt(this.store, cmd, rejection, now);
+      if (retry == null) return { ok: false, rejection };
+      this.contendedUntil = now + 2 * (BLOCK_MS + BLOCK_GRACE_MS);
+      return { ok: false, rejection, retryAt: retry };
+    }
 
     const lease = Math.min(Math.max(cmd.leaseMs ?? LEASE_MS, 1_000), MAX_LEASE_MS);
     const record: ReservationRecord = {
@@ -200,6 +277,7 @@ export class LedgerCore {
       this.store.putSettled({ ...settledOf(r), state: "reclaimed", at: now });
     }
     this.store.pruneSettled(now - SETTLED_RETENTION_MS);
+    this.store.pruneBlocks(now - BLOCK_RETENTION_MS, now - SETTLED_RETENTION_MS);
     return expired.length;
   }
 
@@ -221,6 +299,23 @@ export class LedgerCore {
       byok: figures(byok, now),
       reserved: { credits: credits?.reserved ?? 0, byok: byok?.reserved ?? 0 },
     };
+  }
+
+  /** Least room left now under the balance (credits), the key cap and every budget of `cmd`. */
+  roomFor(cmd: AdmitCommand, now: number): number {
+    const rooms = [this.account().balance];
+    if (cmd.cap) rooms.push(cmd.cap.limitMicros - this.committed(keyScope(cmd.keyHash), cmd.cap, now));
+    for (const b of cmd.budgets) rooms.push(b.limitMicros - this.committed(budgetScope(b.id), b, now));
+    return Math.max(0, Math.min(...rooms));
+  }
+
+  /** Adds `delta` to the open credit reservations of a key, its budgets and the account. */
+  reserveFor(owner: { keyHash: string; budgetIds: string[] }, delta: number): void {
+    this.shiftReserved({ ...owner, bucket: "credits" }, delta);
+  }
+
+  chargeTo(keyHash: string, budgetIds: string[], bucket: Bucket, amount: number, now: number): void {
+    this.charge(keyHash, budgetIds, bucket, amount, now);
   }
 
   /** Spend plus reservations counting against a limit of a scope now (for reads and tests). */
@@ -327,7 +422,7 @@ export class LedgerCore {
   }
 
   /** Adds `delta` to the open reservations of every scope a reservation holds. */
-  private shiftReserved(r: ReservationRecord, delta: number): void {
+  private shiftReserved(r: Pick<ReservationRecord, "keyHash" | "budgetIds" | "bucket">, delta: number): void {
     if (delta === 0) return;
     for (const scope of scopesOf(r.keyHash, r.budgetIds)) {
       const m = this.store.meter(scope, r.bucket) ?? emptyMeter();

@@ -3,7 +3,7 @@ import type { Bindings } from "../env";
 import { ApiError } from "../lib/errors";
 import type { AuthContext } from "../middleware/auth";
 import type { AdmitCommand, Rejection, SettleResult } from "./accounting";
-import { admitThrough, ledgerFor, settleSoon } from "./ledger-client";
+import { admitThrough, type Background, ledgerFor, settleSoon } from "./ledger-client";
 
 export interface AdmissionRequest {
   /** Unique per request; settle is idempotent on it. */
@@ -48,10 +48,17 @@ export interface Settlement {
  * (-> 403 naming the guardrail) and the free-model limits (-> 429 with X-RateLimit-Limit,
  * X-RateLimit-Remaining, X-RateLimit-Reset in Unix epoch milliseconds, and Retry-After in seconds),
  * then reserves worst-case cost against all of them atomically. A rejected request changes nothing.
- * The account's settlements waiting in this isolate ride on the same call.
+ * The account's settlements waiting in this isolate ride on the same call. With `background` (the
+ * request's ExecutionContext) the isolate may get a block, against which its next requests are
+ * admitted and settled with no call at all (see blocks.ts); without it, every admission is a call.
  * Throws ApiError on rejection; returns the reservation to pass to settle().
  */
-export async function admit(env: Bindings, auth: AuthContext, req: AdmissionRequest): Promise<Reservation> {
+export async function admit(
+  env: Bindings,
+  auth: AuthContext,
+  req: AdmissionRequest,
+  background?: Background,
+): Promise<Reservation> {
   const { key, account, policy } = auth;
   const command: AdmitCommand = {
     generationId: req.generationId,
@@ -72,7 +79,7 @@ export async function admit(env: Bindings, auth: AuthContext, req: AdmissionRequ
     freeModel: req.isFreeModel && !req.byok && !req.exemptFromFreeLimits && !account.exemptFreeLimits,
     leaseMs: req.leaseMs,
   };
-  const outcome = await admitThrough(env, account.id, command);
+  const outcome = await admitThrough(env, account.id, command, background);
   if (!outcome.ok) throw rejectionError(outcome.rejection, req.model);
   return {
     accountId: account.id,

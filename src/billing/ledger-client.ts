@@ -1,8 +1,11 @@
-// The worker's side of the ledger: the account's Durable Object stub; admissions that arrive while
-// calls to the same ledger are in flight, sent together as the next call; and settlements waiting in
-// this isolate to ride on the next call to the same ledger (see docs/billing.md, "The ledger client").
+// The worker's side of the ledger: the account's Durable Object stub; requests admitted and settled
+// against this isolate's blocks without a call; admissions that arrive while calls to the same ledger
+// are in flight, sent together as the next call; and settlements and block reports waiting in this
+// isolate to ride on the next call to the same ledger (see docs/billing.md, "The ledger client").
 import type { Bindings } from "../env";
-import type { AdmitCommand, AdmitOutcome, SettleCommand } from "./accounting";
+import type { AdmitCommand, AdmitOutcome, AdmitReply, Carried, SettleCommand } from "./accounting";
+import { BLOCK_GRACE_MS, BLOCK_MS, type BlockGrant, type BlockWant } from "./blocks";
+import { IsolateBlocks } from "./isolate-blocks";
 
 /** How long a settlement waits for another call to its ledger before it sends one itself. */
 export const SETTLE_COALESCE_MS = 20;
@@ -15,19 +18,40 @@ const MAX_BATCH = 256;
  * if the lost call did land.
  */
 export const ADMIT_WAIT_MS = 5_000;
-/** How often a queued admission looks whether its turn came. */
-const POLL_MS = 1;
+/**
+ * A queued admission looks whether its turn came after 1 ms, then twice as long each time up to
+ * this: dozens of requests polling every millisecond starve the very calls they wait for.
+ */
+const MAX_POLL_MS = 16;
 /** Admission calls in flight to one ledger from one isolate before arrivals queue behind them. */
 export const MAX_ADMIT_CALLS = 4;
+/** A request told to retry (another isolate's block may hold room) asks again at most this often. */
+const RETRY_POLL_MS = 20;
+
+/** What `ctx.waitUntil` gives: work that outlives the response (closing a block when its time ends). */
+export interface Background {
+  waitUntil(promise: Promise<unknown>): void;
+}
 
 type LedgerStub = ReturnType<typeof ledgerFor>;
 
 /** Waiting settlements by ledger object id, each queue by generation id (oldest first). */
 const waiting = new Map<string, Map<string, SettleCommand>>();
 
+/** This isolate's blocks, by ledger object id. */
+const isolates = new Map<string, IsolateBlocks>();
+
+function blocksOf(key: string): IsolateBlocks {
+  const blocks = isolates.get(key) ?? new IsolateBlocks();
+  isolates.set(key, blocks);
+  return blocks;
+}
+
 /** One request's admission: a queued one is filled in by the call that carries it, and polls for that. */
 interface Ticket {
   cmd: AdmitCommand;
+  /** Given when the request can close a block it is granted when the block's time ends. */
+  background?: Background | undefined;
   outcome?: AdmitOutcome;
   failure?: unknown;
   /** Set when the call ahead returned and this ticket, first in line, sends the next call. */
@@ -41,56 +65,111 @@ interface Lane {
 }
 const lanes = new Map<string, Lane>();
 
+const ids = new WeakMap<Bindings["LEDGER"], Map<string, DurableObjectId>>();
+/** The account's ledger object id, derived once per isolate and namespace (needed twice a request). */
+function ledgerId(env: Bindings, accountId: string): DurableObjectId {
+  let known = ids.get(env.LEDGER);
+  if (!known || known.size > 10_000) {
+    known = new Map();
+    ids.set(env.LEDGER, known);
+  }
+  let id = known.get(accountId);
+  if (!id) {
+    id = env.LEDGER.idFromName(accountId);
+    known.set(accountId, id);
+  }
+  return id;
+}
+
 export function ledgerFor(env: Bindings, accountId: string) {
   return env.LEDGER.get(env.LEDGER.idFromName(accountId));
 }
 
 /**
- * Runs one call to the account's ledger with the settlements waiting for it handed over (at most
- * MAX_BATCH). If the call fails they are sent once more on their own (settle is idempotent by
- * generation id), then the error is rethrown.
+ * Runs one call to the account's ledger with what waits for it in this isolate handed over:
+ * settlements (at most MAX_BATCH) and block reports (blocks whose time ended are closed first; all
+ * of them with `closeBlocks`, so a usage read sees only real reservations of this isolate). If the
+ * call fails they are sent once more on their own (both are idempotent), then the error is rethrown.
  */
 export async function carrying<T>(
   env: Bindings,
   accountId: string,
-  call: (ledger: LedgerStub, settles: SettleCommand[]) => Promise<T>,
+  call: (ledger: LedgerStub, carried: Carried) => Promise<T>,
+  closeBlocks = false,
 ): Promise<T> {
-  return carryingTo(env, env.LEDGER.idFromName(accountId), call);
+  return carryingTo(env, env.LEDGER.idFromName(accountId), call, closeBlocks);
 }
 
 async function carryingTo<T>(
   env: Bindings,
   id: DurableObjectId,
-  call: (ledger: LedgerStub, settles: SettleCommand[]) => Promise<T>,
+  call: (ledger: LedgerStub, carried: Carried) => Promise<T>,
+  closeBlocks = false,
 ): Promise<T> {
   const ledger = env.LEDGER.get(id);
-  const carried = take(id.toString());
+  const key = id.toString();
+  const carried = take(key, closeBlocks);
+  let out: T;
   try {
-    return await call(ledger, carried);
+    out = await call(ledger, carried);
   } catch (err) {
-    if (carried.length > 0) await send(ledger, carried);
+    isolates.get(key)?.lost(carried.reports);
+    if (carried.settles.length + carried.reports.length > 0) await send(key, ledger, take(key, false, carried));
     throw err;
   }
+  delivered(key, carried);
+  return out;
 }
 
 /**
- * Admits one request through the account's ledger. While fewer than MAX_ADMIT_CALLS calls to that
- * ledger are in flight from this isolate it sends its own (with any queued admissions and the
- * waiting settlements); otherwise it queues, and when a call returns, the first in line sends every
- * queued admission as one call. Requests share only plain data (tickets, outcomes); each awaits its
- * own timers, never another request's promise. Under load this makes one Durable Object call per
- * batch of admissions.
+ * Admits one request: against this isolate's block for its limits when one is open and the request
+ * fits (no call), otherwise through the account's ledger, asking for a block when the request can
+ * close one (`background`). A refusal the ledger marks "retry" (another isolate's block may hold the
+ * room) is asked again until that block's time has surely ended.
  */
 export async function admitThrough(
   env: Bindings,
   accountId: string,
   cmd: AdmitCommand,
+  background?: Background,
 ): Promise<AdmitOutcome> {
-  const id = env.LEDGER.idFromName(accountId);
+  const id = ledgerId(env, accountId);
+  const blocks = blocksOf(id.toString());
+  const deadline = Date.now() + BLOCK_MS + BLOCK_GRACE_MS + RETRY_POLL_MS;
+  for (;;) {
+    const local = blocks.admit(cmd, Date.now());
+    if (local) {
+      const want = background && blocks.renewal(cmd, Date.now());
+      if (want) background.waitUntil(renew(env, accountId, id, cmd, want));
+      return local;
+    }
+    const outcome = await admitByCall(env, accountId, id, cmd, background);
+    if (outcome.ok || outcome.retryAt == null) return outcome;
+    if (Date.now() >= deadline) return { ok: false, rejection: outcome.rejection };
+    const wait = Math.min(Math.max(outcome.retryAt - Date.now(), 1), RETRY_POLL_MS);
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+/**
+ * Admits one request through the account's ledger. While fewer than MAX_ADMIT_CALLS calls to that
+ * ledger are in flight from this isolate it sends its own (with any queued admissions and what
+ * waits to ride along); otherwise it queues, and when a call returns, the first in line sends every
+ * queued admission as one call. Requests share only plain data (tickets, outcomes); each awaits its
+ * own timers, never another request's promise. Under load this makes one Durable Object call per
+ * batch of admissions.
+ */
+async function admitByCall(
+  env: Bindings,
+  accountId: string,
+  id: DurableObjectId,
+  cmd: AdmitCommand,
+  background: Background | undefined,
+): Promise<AdmitOutcome> {
   const key = id.toString();
   const lane = lanes.get(key) ?? { calls: new Set(), queue: [] };
   lanes.set(key, lane);
-  const ticket: Ticket = { cmd };
+  const ticket: Ticket = { cmd, background };
   if (activeCalls(lane) >= MAX_ADMIT_CALLS) {
     lane.queue.push(ticket);
     await turn(ticket);
@@ -102,23 +181,33 @@ export async function admitThrough(
   const call = { sentAt: Date.now() };
   lane.calls.add(call);
   const batch = [ticket, ...lane.queue.splice(0, MAX_BATCH - 1)];
+  const blocks = blocksOf(key);
+  for (const t of batch) blocks.closeFor(t.cmd);
+  const want = background ? blocks.want(cmd) : undefined;
+  let block: AdmitReply["block"];
   try {
-    const outcomes = await carryingTo(env, id, (ledger, settles) =>
+    const reply = await carryingTo(env, id, (ledger, carried) =>
       ledger.admitMany(
         accountId,
         batch.map((t) => t.cmd),
-        settles,
+        carried,
+        want,
       ),
     );
     // An RPC result belongs to the request that made the call: hand the others plain copies.
-    const plain = JSON.parse(JSON.stringify(outcomes)) as AdmitOutcome[];
+    const plain = JSON.parse(JSON.stringify(reply)) as AdmitReply;
     batch.forEach((t, i) => {
-      t.outcome = plain[i];
+      t.outcome = plain.outcomes[i];
     });
+    block = plain.block;
   } catch (err) {
     ticket.failure = err;
     const copy = new Error(err instanceof Error ? err.message : String(err));
     for (const t of batch) if (t !== ticket) t.failure = copy;
+  }
+  if (want) {
+    blocks.answered(cmd, block, call.sentAt, true);
+    if (block && background) background.waitUntil(closeWhenDue(env, id, block.blockId));
   }
   lane.calls.delete(call);
   const next = lane.queue.shift();
@@ -126,6 +215,45 @@ export async function admitThrough(
   else if (lane.calls.size === 0) lanes.delete(key);
   if (ticket.outcome) return ticket.outcome;
   throw ticket.failure;
+}
+
+/** Asks for the next block ahead of time, in the background of a request admitted against the current one. */
+async function renew(
+  env: Bindings,
+  accountId: string,
+  id: DurableObjectId,
+  template: AdmitCommand,
+  want: BlockWant,
+): Promise<void> {
+  const sentAt = Date.now();
+  let grant: BlockGrant | undefined;
+  try {
+    const reply = await carryingTo(env, id, (ledger, carried) =>
+      ledger.renewBlock(accountId, template, carried, want),
+    );
+    grant = reply ? { blockId: reply.blockId, sizeMicros: reply.sizeMicros } : undefined;
+  } catch (err) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        message: "block renewal failed; requests go to the ledger",
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
+  }
+  const blocks = blocksOf(id.toString());
+  blocks.answered(template, grant, sentAt, false);
+  if (grant) await closeWhenDue(env, id, grant.blockId);
+}
+
+/** Runs in the granted request's background: when the block's time ends, closes it and reports. */
+async function closeWhenDue(env: Bindings, id: DurableObjectId, blockId: string): Promise<void> {
+  const key = id.toString();
+  const until = isolates.get(key)?.openUntil(blockId);
+  if (until == null) return;
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
+  const carried = take(key);
+  if (carried.settles.length + carried.reports.length > 0) await send(key, env.LEDGER.get(id), carried);
 }
 
 /** Calls in flight, forgetting any older than ADMIT_WAIT_MS (lost with their request). */
@@ -141,52 +269,84 @@ function activeCalls(lane: Lane): number {
  */
 async function turn(ticket: Ticket): Promise<void> {
   const deadline = Date.now() + ADMIT_WAIT_MS;
-  while (!ticket.outcome && ticket.failure === undefined && !ticket.leads && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  for (let poll = 1; !ticket.outcome && ticket.failure === undefined && !ticket.leads; poll *= 2) {
+    if (Date.now() >= deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(poll, MAX_POLL_MS)));
   }
 }
 
 /**
- * Queues a settlement for up to SETTLE_COALESCE_MS; unless another call to the same ledger from
- * this isolate carried it meanwhile, sends it then with every other one waiting. Never awaits
- * another request's I/O, and never throws.
+ * Settles a request. One held in a block here is settled at once, locally; its report rides on the
+ * next call to the ledger, or is sent BLOCK_MS later if none carried it. Any other settlement waits
+ * up to SETTLE_COALESCE_MS; unless another call to the same ledger from this isolate carried it
+ * meanwhile, it is sent then with everything else waiting. Never awaits another request's I/O, and
+ * never throws.
  */
 export async function settleSoon(env: Bindings, accountId: string, cmd: SettleCommand): Promise<void> {
-  const id = env.LEDGER.idFromName(accountId);
+  const id = ledgerId(env, accountId);
   const key = id.toString();
+  const blocks = isolates.get(key);
+  const local = blocks?.settle(cmd);
+  if (blocks && local) {
+    await new Promise((resolve) => setTimeout(resolve, BLOCK_MS));
+    if (blocks.unsent(local.blockId, local.seq)) await send(key, env.LEDGER.get(id), take(key));
+    return;
+  }
+  const ledger = env.LEDGER.get(id);
   const queue = waiting.get(key) ?? new Map<string, SettleCommand>();
   queue.set(cmd.generationId, cmd);
   waiting.set(key, queue);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_COALESCE_MS));
-  const ledger = env.LEDGER.get(id);
-  while (waiting.get(key)?.has(cmd.generationId)) await send(ledger, take(key));
+  while (waiting.get(key)?.has(cmd.generationId)) await send(key, ledger, take(key));
 }
 
-/** A failed call is logged, never thrown: the reservations' lease reclaims them (see LEASE_MS). */
-async function send(ledger: LedgerStub, batch: SettleCommand[]): Promise<void> {
+/**
+ * A failed call is logged, never thrown: the reservations' lease reclaims what it carried (see
+ * LEASE_MS), and the blocks' reports ride on the next call.
+ */
+async function send(key: string, ledger: LedgerStub, carried: Carried): Promise<void> {
   try {
-    await ledger.settleMany(batch);
+    await ledger.settleMany(carried);
+    delivered(key, carried);
   } catch (err) {
+    isolates.get(key)?.lost(carried.reports);
     console.error(
       JSON.stringify({
         level: "error",
         message: "settle failed; the reservation lease will reclaim it",
-        generation_ids: batch.map((s) => s.generationId),
+        generation_ids: carried.settles.map((s) => s.generationId),
+        block_ids: carried.reports.map((r) => r.blockId),
         error: err instanceof Error ? err.message : String(err),
       }),
     );
   }
 }
 
-function take(key: string): SettleCommand[] {
+function delivered(key: string, carried: Carried): void {
+  const blocks = isolates.get(key);
+  if (!blocks) return;
+  blocks.delivered(carried.reports);
+  if (blocks.idle()) isolates.delete(key);
+}
+
+/**
+ * What waits for the ledger `key` in this isolate: settlements (at most MAX_BATCH) and the reports
+ * of blocks changed since last sent (blocks whose time ended are closed first; all with `closeAll`).
+ * `retry` re-takes a failed call's settlements with the blocks' latest reports.
+ */
+function take(key: string, closeAll = false, retry?: Carried): Carried {
+  const blocks = isolates.get(key);
+  blocks?.closeExpired(Date.now(), closeAll);
+  const reports = blocks?.take() ?? [];
+  if (retry) return { settles: retry.settles, reports };
   const queue = waiting.get(key);
-  if (!queue) return [];
-  const batch: SettleCommand[] = [];
+  if (!queue) return { settles: [], reports };
+  const settles: SettleCommand[] = [];
   for (const [id, cmd] of queue) {
-    if (batch.length === MAX_BATCH) break;
-    batch.push(cmd);
+    if (settles.length === MAX_BATCH) break;
+    settles.push(cmd);
     queue.delete(id);
   }
   if (queue.size === 0) waiting.delete(key);
-  return batch;
+  return { settles, reports };
 }

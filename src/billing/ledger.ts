@@ -6,11 +6,14 @@ import type { Bindings } from "../env";
 import {
   type AdmitCommand,
   type AdmitOutcome,
+  type AdmitReply,
+  type Carried,
   type KeyUsage,
   LedgerCore,
   type SettleCommand,
   type SettleResult,
 } from "./accounting";
+import type { BlockGrant, BlockWant } from "./blocks";
 import { freeLimitsFrom } from "./limits";
 import { SqlLedgerStore } from "./sql-store";
 
@@ -20,6 +23,8 @@ import { SqlLedgerStore } from "./sql-store";
  * a request that needs it and by every other request within this time.
  */
 export const PURCHASED_STALENESS_MS = 60_000;
+/** Nothing carried. */
+const NOTHING: Carried = { settles: [], reports: [] };
 /** With no open reservation left, the alarm still runs this often while settled ids await pruning. */
 const PRUNE_EVERY_MS = 86_400_000;
 
@@ -49,21 +54,21 @@ export class Ledger extends DurableObject<Bindings> {
 
   /**
    * Admission of one or more requests, in order: for each, limits checked and worst-case cost
-   * reserved in one synchronous (atomic) step; a rejected one changes nothing. The settlements
-   * riding on the call (other requests' finished work) are applied first, so the room they release
-   * counts. Idempotent by generation id: a request admitted before gets its reservation back.
+   * reserved in one synchronous (atomic) step; a rejected one changes nothing. What the call carries
+   * (other requests' settlements, block reports) is recorded first, so the room it frees counts.
+   * With `want`, the first request may instead be granted a block and held in it (blocks.ts).
+   * Idempotent by generation id: a request admitted before gets its reservation back.
    */
   async admitMany(
     accountId: string,
     cmds: AdmitCommand[],
-    settles: SettleCommand[] = [],
-  ): Promise<AdmitOutcome[]> {
-    if (this.isStale()) await this.refreshPurchased(accountId);
+    carried: Carried = NOTHING,
+    want?: BlockWant,
+  ): Promise<AdmitReply> {
+    await this.freshen(accountId);
     // One transaction: the hot rows (account, meters) are written once for the whole call.
-    const outcomes = this.store.transaction(() => {
-      this.settleAll(settles);
-      return cmds.map((cmd) => this.core.admit(cmd, this.clock()));
-    });
+    const reply = this.store.transaction(() => this.core.admitBatch(cmds, carried, want, this.clock()));
+    const { outcomes } = reply;
     const short = (o: AdmitOutcome) => !o.ok && o.rejection.reason === "balance";
     if (outcomes.some(short)) {
       // Credits may have been bought since the copy was read: look once more before refusing.
@@ -74,22 +79,35 @@ export class Ledger extends DurableObject<Bindings> {
         });
       });
     }
-    if (outcomes.some((o) => o.ok)) this.scheduleReclaim();
-    return outcomes;
+    if (reply.block || outcomes.some((o) => o.ok)) this.scheduleReclaim();
+    return reply;
+  }
+
+  /** A block for requests like `template`, asked for before the isolate's current one runs out. */
+  async renewBlock(
+    accountId: string,
+    template: AdmitCommand,
+    carried: Carried,
+    want: BlockWant,
+  ): Promise<BlockGrant | null> {
+    await this.freshen(accountId);
+    const grant = this.store.transaction(() => this.core.renewBlock(template, carried, want, this.clock()));
+    if (grant) this.scheduleReclaim();
+    return grant ?? null;
   }
 
   async settle(cmd: SettleCommand): Promise<SettleResult> {
     return this.store.transaction(() => this.core.settle(cmd, this.clock()));
   }
 
-  /** Any number of settlements in one call; each is idempotent by generation id. */
-  async settleMany(cmds: SettleCommand[]): Promise<void> {
-    this.settleAll(cmds);
+  /** Any number of settlements and block reports in one call; each is idempotent. */
+  async settleMany(carried: Carried): Promise<void> {
+    this.recordCarried(carried);
   }
 
   /** Usage of any number of keys, the free-model daily counter and the account figures. */
-  async status(accountId: string, keyHashes: string[], settles: SettleCommand[] = []): Promise<LedgerStatus> {
-    this.settleAll(settles);
+  async status(accountId: string, keyHashes: string[], carried: Carried = NOTHING): Promise<LedgerStatus> {
+    this.recordCarried(carried);
     if (this.isStale()) await this.refreshPurchased(accountId);
     const now = this.clock();
     const keys: Record<string, KeyUsage> = {};
@@ -117,12 +135,29 @@ export class Ledger extends DurableObject<Bindings> {
     if (next != null) await this.ctx.storage.setAlarm(Math.max(next, now + 1));
   }
 
-  private settleAll(cmds: SettleCommand[]): void {
-    if (cmds.length === 0) return;
-    const now = this.clock();
-    this.store.transaction(() => {
-      for (const cmd of cmds) this.core.settle(cmd, now);
-    });
+  private recordCarried(carried: Carried): void {
+    if (carried.settles.length === 0 && carried.reports.length === 0) return;
+    this.store.transaction(() => this.core.record(carried, this.clock()));
+  }
+
+  /**
+   * Keeps the copy of credits purchased fresh without holding admissions up: the first read is
+   * awaited; a stale copy is re-read in the background meanwhile. A stale copy can only be lower
+   * than the truth (purchases only add), and a refusal for balance always re-reads first.
+   */
+  private async freshen(accountId: string): Promise<void> {
+    if (this.store.account().purchasedReadAt === 0) return this.refreshPurchased(accountId);
+    if (this.isStale()) {
+      this.refreshPurchased(accountId).catch((err: unknown) =>
+        console.error(
+          JSON.stringify({
+            level: "error",
+            message: "ledger: reading credits purchased failed; the last copy stays",
+            error: err instanceof Error ? err.message : String(err),
+          }),
+        ),
+      );
+    }
   }
 
   private isStale(): boolean {

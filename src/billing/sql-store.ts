@@ -1,5 +1,6 @@
 // The ledger's storage in its Durable Object's SQLite: the schema and the LedgerStore over it.
 import type { AccountState, FreeCounters, LedgerStore, ReservationRecord, SettledRecord } from "./accounting";
+import type { BlockRecord } from "./blocks";
 import type { Bucket, Meter } from "./meter";
 
 /**
@@ -11,6 +12,9 @@ import type { Bucket, Meter } from "./meter";
  * - reservations: open reservations with their lease end (the alarm reclaims expired ones).
  * - settled: generation ids settled or reclaimed in the last SETTLED_RETENTION_MS (idempotency).
  * - free_counters: one row; the account's free-model requests in the current minute and UTC day.
+ * - blocks: room granted to isolates (src/billing/blocks.ts): size, the cumulative figures of the
+ *   last report applied (its seq), whether closed, until when it counts as open; the reservation
+ *   itself is in `reservations` under the block id.
  */
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS account (
@@ -34,6 +38,11 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS free_counters (
     id INTEGER PRIMARY KEY CHECK (id = 1), minute_start INTEGER NOT NULL, minute_used INTEGER NOT NULL,
     day_start INTEGER NOT NULL, day_used INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS blocks (
+    block_id TEXT PRIMARY KEY, key_hash TEXT NOT NULL, budget_ids TEXT NOT NULL, size INTEGER NOT NULL,
+    seq INTEGER NOT NULL, charged_credits INTEGER NOT NULL, charged_byok INTEGER NOT NULL,
+    holding INTEGER NOT NULL, closed INTEGER NOT NULL, open_until INTEGER NOT NULL, at INTEGER NOT NULL)`,
+  "CREATE INDEX IF NOT EXISTS blocks_open ON blocks(closed, open_until)",
 ];
 
 type Row = Record<string, SqlStorageValue>;
@@ -214,8 +223,50 @@ export class SqlLedgerStore implements LedgerStore {
     this.sql.exec("DELETE FROM settled WHERE at < ?", before);
   }
 
+  /** Whether anything awaits pruning by the alarm (settled ids or blocks). */
   hasSettled(): boolean {
-    return this.first("SELECT 1 AS x FROM settled LIMIT 1") !== undefined;
+    return (
+      this.first("SELECT 1 AS x FROM settled LIMIT 1") !== undefined ||
+      this.first("SELECT 1 AS x FROM blocks LIMIT 1") !== undefined
+    );
+  }
+
+  block(id: string): BlockRecord | undefined {
+    const r = this.first("SELECT * FROM blocks WHERE block_id = ?", id);
+    return r && toBlock(r);
+  }
+
+  putBlock(b: BlockRecord): void {
+    this.sql.exec(
+      `INSERT OR REPLACE INTO blocks (block_id, key_hash, budget_ids, size, seq, charged_credits, charged_byok,
+        holding, closed, open_until, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      b.blockId,
+      b.keyHash,
+      JSON.stringify(b.budgetIds),
+      b.sizeMicros,
+      b.seq,
+      b.chargedCredits,
+      b.chargedByok,
+      b.holding,
+      b.closed ? 1 : 0,
+      b.openUntil,
+      b.at,
+    );
+  }
+
+  openBlocks(now: number): BlockRecord[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM blocks WHERE closed = 0 AND open_until > ?", now)
+      .toArray()
+      .map(toBlock);
+  }
+
+  pruneBlocks(doneBefore: number, before: number): void {
+    this.sql.exec(
+      "DELETE FROM blocks WHERE (closed = 1 AND holding = 0 AND at < ?) OR at < ?",
+      doneBefore,
+      before,
+    );
   }
 
   free(): FreeCounters {
@@ -243,6 +294,22 @@ export class SqlLedgerStore implements LedgerStore {
       f.dayUsed,
     );
   }
+}
+
+function toBlock(r: Row): BlockRecord {
+  return {
+    blockId: str(r.block_id),
+    keyHash: str(r.key_hash),
+    budgetIds: JSON.parse(str(r.budget_ids)) as string[],
+    sizeMicros: num(r.size),
+    seq: num(r.seq),
+    chargedCredits: num(r.charged_credits),
+    chargedByok: num(r.charged_byok),
+    holding: num(r.holding),
+    closed: num(r.closed) === 1,
+    openUntil: num(r.open_until),
+    at: num(r.at),
+  };
 }
 
 function toReservation(r: Row): ReservationRecord {

@@ -19,5 +19,6 @@ export async function readLedgerStatus(
   accountId: string,
   keyHashes: string[],
 ): Promise<LedgerStatus> {
-  return carrying(env, accountId, async (ledger, settles) => ledger.status(accountId, keyHashes, settles));
+  // This isolate's blocks close first, so the read sees only real reservations from here.
+  return carrying(env, accountId, async (ledger, carried) => ledger.status(accountId, keyHashes, carried), true);
 }

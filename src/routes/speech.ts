@@ -115,7 +115,7 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
     worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => speechCostMicros(a.endpoint, input.length))),
     byok: plan.attempts.every((a) => a.credential.source === "byok"),
     exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
-  });
+  }, c.executionCtx);
 
   const record: Omit<GenerationRecord, "status" | "model" | "usage"> = {
     id: generationId,

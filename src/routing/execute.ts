@@ -83,7 +83,7 @@ export async function executeInference<T>(
     byok: paid.length === 0,
     exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
     leaseMs: spec.leaseMs,
-  });
+  }, executionCtx);
 
   const base = {
     id: generationId,

@@ -39,16 +39,16 @@ function countingEnv(
       return {
         admitMany: async (...args: Parameters<typeof stub.admitMany>) => {
           batches.push(args[1].length);
-          await record("admit", args[2]);
+          await record("admit", args[2]?.settles);
           return stub.admitMany(...args);
         },
         status: async (...args: Parameters<typeof stub.status>) => {
-          await record("status", args[2]);
+          await record("status", args[2]?.settles);
           return stub.status(...args);
         },
-        settleMany: async (settles: Parameters<typeof stub.settleMany>[0]) => {
-          await record("settleMany", settles);
-          return stub.settleMany(settles);
+        settleMany: async (carried: Parameters<typeof stub.settleMany>[0]) => {
+          await record("settleMany", carried.settles);
+          return stub.settleMany(carried);
         },
       };
     },
@@ -128,8 +128,8 @@ describe("settlements coalesced in the isolate", () => {
     const counted = countingEnv();
     const r = await admit(counted.env, auth, request({ worstCaseMicros: 5_000 }));
     const settling = settleInBackground(counted.env, r, { actualMicros: 300, isByok: false });
-    const status = await carrying(counted.env, acct.accountId, async (ledger, settles) =>
-      ledger.status(acct.accountId, [], settles),
+    const status = await carrying(counted.env, acct.accountId, async (ledger, carried) =>
+      ledger.status(acct.accountId, [], carried),
     );
     await settling;
     expect(status.account).toMatchObject({ spent: 300, reserved: 0 });

@@ -6,6 +6,7 @@ import type {
   ReservationRecord,
   SettledRecord,
 } from "../../src/billing/accounting";
+import type { BlockRecord } from "../../src/billing/blocks";
 import type { Bucket, Meter } from "../../src/billing/meter";
 
 export class MemoryLedgerStore implements LedgerStore {
@@ -13,6 +14,7 @@ export class MemoryLedgerStore implements LedgerStore {
   private readonly meters = new Map<string, Meter>();
   private readonly reservations = new Map<string, ReservationRecord>();
   private readonly settledIds = new Map<string, SettledRecord>();
+  private readonly blocks = new Map<string, BlockRecord>();
   private counters: FreeCounters = { minuteStart: 0, minuteUsed: 0, dayStart: 0, dayUsed: 0 };
 
   account = () => ({ ...this.acct });
@@ -44,6 +46,19 @@ export class MemoryLedgerStore implements LedgerStore {
   };
   pruneSettled = (before: number) => {
     for (const [id, r] of this.settledIds) if (r.at < before) this.settledIds.delete(id);
+  };
+  block = (id: string) => {
+    const b = this.blocks.get(id);
+    return b && { ...b };
+  };
+  putBlock = (b: BlockRecord) => {
+    this.blocks.set(b.blockId, { ...b });
+  };
+  openBlocks = (now: number) => [...this.blocks.values()].filter((b) => !b.closed && b.openUntil > now);
+  pruneBlocks = (doneBefore: number, before: number) => {
+    for (const [id, b] of this.blocks) {
+      if ((b.closed && b.holding === 0 && b.at < doneBefore) || b.at < before) this.blocks.delete(id);
+    }
   };
   free = () => ({ ...this.counters });
   putFree = (f: FreeCounters) => {

@@ -1,0 +1,189 @@
+// An isolate's side of blocks (see blocks.ts): the blocks it holds from one ledger, requests admitted
+// and settled against them locally, and the reports owed to the ledger. Plain data only: every
+// request of the isolate uses it, and none may await another's I/O.
+import { type AdmitCommand, type AdmitOutcome, LEASE_MS, type SettleCommand } from "./accounting";
+import { BLOCK_MS, BLOCK_REQUESTS, type BlockGrant, type BlockReport, type BlockWant } from "./blocks";
+
+interface Held {
+  id: string;
+  signature: string;
+  size: number;
+  chargedCredits: number;
+  chargedByok: number;
+  holding: number;
+  closed: boolean;
+  /** This isolate admits against it until then (BLOCK_MS after the call that got it was sent). */
+  openUntil: number;
+  /** Rises with every change; `sent` and `acked` say which change the ledger was sent and has. */
+  seq: number;
+  sent: number;
+  acked: number;
+}
+
+/**
+ * Requests a block may carry: paid from credits, not gated by the free-model limits, with the usual
+ * lease (video jobs, which hold for hours, go to the ledger).
+ */
+export function blockable(cmd: AdmitCommand): boolean {
+  return !cmd.byok && !cmd.freeModel && (cmd.leaseMs == null || cmd.leaseMs <= LEASE_MS);
+}
+
+/** A block serves requests of one key under the same cap and budgets it was reserved against. */
+const signatureOf = (cmd: AdmitCommand) => JSON.stringify([cmd.keyHash, cmd.cap, cmd.budgets]);
+const free = (b: Held) => b.size - b.chargedCredits - b.holding;
+
+export class IsolateBlocks {
+  private readonly blocks = new Map<string, Held>();
+  /** The block open for admissions, by signature. */
+  private readonly open = new Map<string, Held>();
+  /** Requests held in a block here, by generation id. */
+  private readonly holds = new Map<string, { block: Held; amount: number }>();
+  /** Signatures with a call asking for a block in flight (one at a time). */
+  private readonly wanting = new Set<string>();
+
+  /** Admits `cmd` against the open block for its limits if it fits; undefined: ask the ledger. */
+  admit(cmd: AdmitCommand, now: number): AdmitOutcome | undefined {
+    const held = this.holds.get(cmd.generationId);
+    if (held) return { ok: true, reservedMicros: held.amount };
+    if (!blockable(cmd)) return undefined;
+    const b = this.open.get(signatureOf(cmd));
+    if (!b || now >= b.openUntil || free(b) < cmd.worstCaseMicros) return undefined;
+    b.holding += cmd.worstCaseMicros;
+    b.seq++;
+    this.holds.set(cmd.generationId, { block: b, amount: cmd.worstCaseMicros });
+    return { ok: true, reservedMicros: cmd.worstCaseMicros };
+  }
+
+  /**
+   * Before a call to the ledger admits `cmd`: no more admissions against the open block for its
+   * limits, whose unused rest goes back with the call, so the ledger decides on the real room.
+   */
+  closeFor(cmd: AdmitCommand): void {
+    const b = this.open.get(signatureOf(cmd));
+    if (b) this.close(b);
+  }
+
+  /** A block to ask for with the call admitting `cmd`, unless it may use none or an ask is in flight. */
+  want(cmd: AdmitCommand): BlockWant | undefined {
+    const signature = signatureOf(cmd);
+    if (!blockable(cmd) || cmd.worstCaseMicros <= 0 || this.wanting.has(signature)) return undefined;
+    this.wanting.add(signature);
+    return { blockId: crypto.randomUUID(), sizeMicros: cmd.worstCaseMicros * BLOCK_REQUESTS };
+  }
+
+  /**
+   * A block to ask for ahead of time, after `cmd` was admitted against the open one: once that has
+   * used half its time or half its room, so requests never wait for the next one.
+   */
+  renewal(cmd: AdmitCommand, now: number): BlockWant | undefined {
+    const b = this.open.get(signatureOf(cmd));
+    if (!b || (now < b.openUntil - BLOCK_MS / 2 && free(b) >= b.size / 2)) return undefined;
+    return this.want(cmd);
+  }
+
+  /**
+   * The answer to a call that asked (no grant if refused or failed). The block replaces the open one
+   * for the same limits; `holdsAsker`: the asking request was admitted into it.
+   */
+  answered(cmd: AdmitCommand, grant: BlockGrant | undefined, sentAt: number, holdsAsker: boolean): void {
+    const signature = signatureOf(cmd);
+    this.wanting.delete(signature);
+    if (!grant) return;
+    this.closeFor(cmd);
+    // What the ledger recorded at the grant is report 0, already acked.
+    const held = holdsAsker ? cmd.worstCaseMicros : 0;
+    const b: Held = {
+      id: grant.blockId,
+      signature,
+      size: grant.sizeMicros,
+      chargedCredits: 0,
+      chargedByok: 0,
+      holding: held,
+      closed: false,
+      openUntil: sentAt + BLOCK_MS,
+      seq: 0,
+      sent: 0,
+      acked: 0,
+    };
+    this.blocks.set(b.id, b);
+    this.open.set(signature, b);
+    if (holdsAsker) this.holds.set(cmd.generationId, { block: b, amount: held });
+  }
+
+  /** Settles a request held here (idempotent); undefined if it was not held in a block here. */
+  settle(cmd: SettleCommand): { blockId: string; seq: number } | undefined {
+    const held = this.holds.get(cmd.generationId);
+    if (!held) return undefined;
+    this.holds.delete(cmd.generationId);
+    const b = held.block;
+    b.holding -= held.amount;
+    if (cmd.byok) b.chargedByok += cmd.actualMicros;
+    else b.chargedCredits += cmd.actualMicros;
+    b.seq++;
+    return { blockId: b.id, seq: b.seq };
+  }
+
+  /** When the block stops admitting here (null if it is not open). */
+  openUntil(blockId: string): number | null {
+    const b = this.blocks.get(blockId);
+    return b && !b.closed ? b.openUntil : null;
+  }
+
+  /** Closes blocks whose open time ended (all of them with `all`, e.g. before a usage read). */
+  closeExpired(now: number, all = false): void {
+    for (const b of this.open.values()) if (all || now >= b.openUntil) this.close(b);
+  }
+
+  /** Reports of every block changed since its last report was sent; they count as sent. */
+  take(): BlockReport[] {
+    const reports: BlockReport[] = [];
+    for (const b of this.blocks.values()) {
+      if (b.seq <= b.sent) continue;
+      reports.push({
+        blockId: b.id,
+        seq: b.seq,
+        chargedCredits: b.chargedCredits,
+        chargedByok: b.chargedByok,
+        holding: b.holding,
+        closed: b.closed,
+      });
+      b.sent = b.seq;
+    }
+    return reports;
+  }
+
+  /** The ledger has these reports: a closed block with nothing held and all reported is done. */
+  delivered(reports: BlockReport[]): void {
+    for (const r of reports) {
+      const b = this.blocks.get(r.blockId);
+      if (!b) continue;
+      b.acked = Math.max(b.acked, r.seq);
+      if (b.closed && b.holding === 0 && b.acked === b.seq) this.blocks.delete(b.id);
+    }
+  }
+
+  /** These reports were lost with their call: the next call carries the block's latest state. */
+  lost(reports: BlockReport[]): void {
+    for (const r of reports) {
+      const b = this.blocks.get(r.blockId);
+      if (b) b.sent = b.acked;
+    }
+  }
+
+  /** Whether the block changed past `seq` is still unsent. */
+  unsent(blockId: string, seq: number): boolean {
+    const b = this.blocks.get(blockId);
+    return b != null && b.sent < seq;
+  }
+
+  /** Nothing held, open, owed or asked for: the isolate may forget this ledger's state. */
+  idle(): boolean {
+    return this.blocks.size === 0 && this.wanting.size === 0;
+  }
+
+  private close(b: Held): void {
+    b.closed = true;
+    b.seq++;
+    if (this.open.get(b.signature) === b) this.open.delete(b.signature);
+  }
+}
