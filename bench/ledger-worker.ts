@@ -110,15 +110,20 @@ export default {
       await upstream();
       return Response.json({ ok: true });
     }
-    const reservation = await admit(env, benchAuth(accountId, "bench-key"), {
-      generationId: crypto.randomUUID(),
-      model: "bench/model",
-      isFreeModel: false,
-      worstCaseMicros: WORST_CASE_MICROS,
-      byok: false,
-      exemptFromFreeLimits: false,
-      leaseMs: LEASE_MS,
-    }, ctx);
+    const reservation = await admit(
+      env,
+      benchAuth(accountId, "bench-key"),
+      {
+        generationId: crypto.randomUUID(),
+        model: "bench/model",
+        isFreeModel: false,
+        worstCaseMicros: WORST_CASE_MICROS,
+        byok: false,
+        exemptFromFreeLimits: false,
+        leaseMs: LEASE_MS,
+      },
+      ctx,
+    );
     await upstream();
     ctx.waitUntil(settleInBackground(env, reservation, { actualMicros: COST_MICROS, isByok: false }));
     return Response.json({ ok: true });

@@ -1,13 +1,13 @@
 // The ledger's pure accounting core: admission, reservation, settlement and reclaiming over a synchronous store.
 import {
   applyReport,
+  BLOCK_GRACE_MS,
+  BLOCK_MS,
+  BLOCK_RETENTION_MS,
   type BlockGrant,
   type BlockRecord,
   type BlockReport,
   type BlockWant,
-  BLOCK_GRACE_MS,
-  BLOCK_MS,
-  BLOCK_RETENTION_MS,
   grantBlock,
   retryAt,
 } from "./blocks";
@@ -190,8 +190,9 @@ export class LedgerCore {
       want && first && now >= this.contendedUntil
         ? grantBlock(this, first, want, first.worstCaseMicros, now)
         : undefined;
-    const outcomes = cmds.map((cmd, i): AdmitOutcome =>
-      block && i === 0 ? { ok: true, reservedMicros: cmd.worstCaseMicros } : this.admit(cmd, now),
+    const outcomes = cmds.map(
+      (cmd, i): AdmitOutcome =>
+        block && i === 0 ? { ok: true, reservedMicros: cmd.worstCaseMicros } : this.admit(cmd, now),
     );
     return block ? { outcomes, block } : { outcomes };
   }

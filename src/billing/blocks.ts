@@ -66,7 +66,13 @@ export interface BlockAccounts {
   /** Least room left now under the balance, the key cap and every budget of the command. */
   roomFor(cmd: AdmitCommand, now: number): number;
   reserveFor(record: { keyHash: string; budgetIds: string[] }, delta: number): void;
-  chargeTo(keyHash: string, budgetIds: string[], bucket: "credits" | "byok", amount: number, now: number): void;
+  chargeTo(
+    keyHash: string,
+    budgetIds: string[],
+    bucket: "credits" | "byok",
+    amount: number,
+    now: number,
+  ): void;
 }
 
 /**
@@ -133,9 +139,7 @@ export function applyReport(book: BlockAccounts, report: BlockReport, now: numbe
   const closed = b.closed || report.closed;
   const r = book.store.reservation(b.blockId);
   if (r) {
-    const left = closed
-      ? report.holding
-      : Math.max(report.holding, b.sizeMicros - report.chargedCredits);
+    const left = closed ? report.holding : Math.max(report.holding, b.sizeMicros - report.chargedCredits);
     book.reserveFor(r, left - r.amount);
     if (closed && left === 0) book.store.deleteReservation(r.generationId);
     else book.store.putReservation({ ...r, amount: left, expiresAt: now + leaseMs });
@@ -156,7 +160,12 @@ export function applyReport(book: BlockAccounts, report: BlockReport, now: numbe
  * open, its unused room might cover the request: the caller should retry once the block ends (at
  * the returned time) rather than be refused.
  */
-export function retryAt(store: LedgerStore, cmd: AdmitCommand, rejection: Rejection, now: number): number | null {
+export function retryAt(
+  store: LedgerStore,
+  cmd: AdmitCommand,
+  rejection: Rejection,
+  now: number,
+): number | null {
   const counts = (b: BlockRecord) => {
     if (rejection.reason === "balance") return true;
     if (rejection.reason === "key_cap") return b.keyHash === cmd.keyHash;

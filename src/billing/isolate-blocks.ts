@@ -55,12 +55,12 @@ export class IsolateBlocks {
   }
 
   /**
-   * Before a call to the ledger admits `cmd`: no more admissions against the open block for its
-   * limits, whose unused rest goes back with the call, so the ledger decides on the real room.
+   * Before a call to the ledger admits anything: no more admissions against this isolate's open
+   * blocks, whose unused rest goes back with the call, so the ledger decides on the real room (all
+   * of them: the balance is shared by every key of the account).
    */
-  closeFor(cmd: AdmitCommand): void {
-    const b = this.open.get(signatureOf(cmd));
-    if (b) this.close(b);
+  closeOpen(): void {
+    for (const b of this.open.values()) this.close(b);
   }
 
   /** A block to ask for with the call admitting `cmd`, unless it may use none or an ask is in flight. */
@@ -89,7 +89,8 @@ export class IsolateBlocks {
     const signature = signatureOf(cmd);
     this.wanting.delete(signature);
     if (!grant) return;
-    this.closeFor(cmd);
+    const previous = this.open.get(signature);
+    if (previous) this.close(previous);
     // What the ledger recorded at the grant is report 0, already acked.
     const held = holdsAsker ? cmd.worstCaseMicros : 0;
     const b: Held = {

@@ -114,7 +114,8 @@ async function carryingTo<T>(
     out = await call(ledger, carried);
   } catch (err) {
     isolates.get(key)?.lost(carried.reports);
-    if (carried.settles.length + carried.reports.length > 0) await send(key, ledger, take(key, false, carried));
+    if (carried.settles.length + carried.reports.length > 0)
+      await send(key, ledger, take(key, false, carried));
     throw err;
   }
   delivered(key, carried);
@@ -182,7 +183,7 @@ async function admitByCall(
   lane.calls.add(call);
   const batch = [ticket, ...lane.queue.splice(0, MAX_BATCH - 1)];
   const blocks = blocksOf(key);
-  for (const t of batch) blocks.closeFor(t.cmd);
+  blocks.closeOpen();
   const want = background ? blocks.want(cmd) : undefined;
   let block: AdmitReply["block"];
   try {

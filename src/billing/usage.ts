@@ -20,5 +20,10 @@ export async function readLedgerStatus(
   keyHashes: string[],
 ): Promise<LedgerStatus> {
   // This isolate's blocks close first, so the read sees only real reservations from here.
-  return carrying(env, accountId, async (ledger, carried) => ledger.status(accountId, keyHashes, carried), true);
+  return carrying(
+    env,
+    accountId,
+    async (ledger, carried) => ledger.status(accountId, keyHashes, carried),
+    true,
+  );
 }

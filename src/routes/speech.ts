@@ -108,14 +108,19 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
 
   const generationId = newGenerationId();
   const free = plan.attempts.filter((a) => a.model.isFree);
-  const reservation = await admit(env, auth, {
-    generationId,
-    model: plan.model,
-    isFreeModel: free.length > 0,
-    worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => speechCostMicros(a.endpoint, input.length))),
-    byok: plan.attempts.every((a) => a.credential.source === "byok"),
-    exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
-  }, c.executionCtx);
+  const reservation = await admit(
+    env,
+    auth,
+    {
+      generationId,
+      model: plan.model,
+      isFreeModel: free.length > 0,
+      worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => speechCostMicros(a.endpoint, input.length))),
+      byok: plan.attempts.every((a) => a.credential.source === "byok"),
+      exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
+    },
+    c.executionCtx,
+  );
 
   const record: Omit<GenerationRecord, "status" | "model" | "usage"> = {
     id: generationId,

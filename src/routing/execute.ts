@@ -75,15 +75,20 @@ export async function executeInference<T>(
 
   const paid = plan.attempts.filter((a) => a.credential.source === "platform");
   const free = plan.attempts.filter((a) => a.model.isFree);
-  const reservation = await admit(env, auth, {
-    generationId,
-    model: plan.model,
-    isFreeModel: free.length > 0,
-    worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => spec.worstCaseMicros(a))),
-    byok: paid.length === 0,
-    exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
-    leaseMs: spec.leaseMs,
-  }, executionCtx);
+  const reservation = await admit(
+    env,
+    auth,
+    {
+      generationId,
+      model: plan.model,
+      isFreeModel: free.length > 0,
+      worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => spec.worstCaseMicros(a))),
+      byok: paid.length === 0,
+      exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
+      leaseMs: spec.leaseMs,
+    },
+    executionCtx,
+  );
 
   const base = {
     id: generationId,

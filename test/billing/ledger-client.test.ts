@@ -10,51 +10,10 @@ import {
   MAX_ADMIT_CALLS,
   SETTLE_COALESCE_MS,
 } from "../../src/billing/ledger-client";
-import type { Bindings } from "../../src/env";
 import { ApiError } from "../../src/lib/errors";
 import { createAccount, createKey } from "../helpers/accounts";
+import { countingEnv } from "./counting-env";
 import { authFor, outcome, request } from "./fixtures";
-
-type Calls = Array<{ method: string; settles: string[] }>;
-
-/**
- * The real ledger namespace, with every call to the account's object recorded; `fail` makes a call
- * throw, `hold` delays it before it reaches the object (or never lets it through).
- */
-function countingEnv(
-  fail?: (method: string) => boolean,
-  hold?: (method: string, nth: number) => Promise<unknown>,
-): { env: Bindings; calls: Calls; batches: number[] } {
-  const calls: Calls = [];
-  const batches: number[] = [];
-  const record = async (method: string, settles: Array<{ generationId: string }> = []) => {
-    calls.push({ method, settles: settles.map((s) => s.generationId) });
-    await hold?.(method, calls.length);
-    if (fail?.(method)) throw new Error(`${method} failed (injected)`);
-  };
-  const namespace = {
-    idFromName: (name: string) => env.LEDGER.idFromName(name),
-    get: (id: DurableObjectId) => {
-      const stub = env.LEDGER.get(id);
-      return {
-        admitMany: async (...args: Parameters<typeof stub.admitMany>) => {
-          batches.push(args[1].length);
-          await record("admit", args[2]?.settles);
-          return stub.admitMany(...args);
-        },
-        status: async (...args: Parameters<typeof stub.status>) => {
-          await record("status", args[2]?.settles);
-          return stub.status(...args);
-        },
-        settleMany: async (carried: Parameters<typeof stub.settleMany>[0]) => {
-          await record("settleMany", carried.settles);
-          return stub.settleMany(carried);
-        },
-      };
-    },
-  };
-  return { env: { ...env, LEDGER: namespace as unknown as Bindings["LEDGER"] }, calls, batches };
-}
 
 async function setup(creditsUsd = 1) {
   const acct = await createAccount({ creditsUsd });

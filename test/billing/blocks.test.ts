@@ -1,0 +1,166 @@
+// Blocks through the real ledger object: requests admitted and settled in the isolate with no call,
+// still exactly floor(C/R) admitted, room returned when a block's time ends, usage reads exact, and
+// no refusal while another isolate's block may hold the room.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { admit, type Reservation, settleInBackground } from "../../src/billing/admission";
+import { BLOCK_GRACE_MS, BLOCK_MS } from "../../src/billing/blocks";
+import { ledgerFor } from "../../src/billing/ledger-client";
+import { readLedgerStatus } from "../../src/billing/usage";
+import { ApiError } from "../../src/lib/errors";
+import { createAccount, createKey } from "../helpers/accounts";
+import { countingEnv } from "./counting-env";
+import { authFor, outcome, request } from "./fixtures";
+
+/** A request's background work (ctx.waitUntil), awaited by the test when it wants it finished. */
+function background() {
+  const pending: Promise<unknown>[] = [];
+  return { waitUntil: (p: Promise<unknown>) => void pending.push(p), done: () => Promise.all(pending) };
+}
+
+async function setup(creditsUsd: number) {
+  const acct = await createAccount({ creditsUsd });
+  const key = await createKey(acct);
+  return { acct, key, auth: await authFor(key.hash) };
+}
+
+const raw = async (accountId: string) => (await ledgerFor(env, accountId).status(accountId, [])).account;
+
+describe("blocks", () => {
+  it("after one call, a key's admissions and settlements stay in the isolate; one read reconciles exactly", async () => {
+    const { acct, key, auth } = await setup(1);
+    const counted = countingEnv();
+    const bg = background();
+    const rs: Reservation[] = [];
+    for (let i = 0; i < 30; i++) {
+      rs.push(await admit(counted.env, auth, request({ worstCaseMicros: 1_000 }), bg));
+    }
+    expect(counted.calls.map((c) => c.method)).toEqual(["admit"]);
+    await Promise.all(
+      rs.map((r, i) => settleInBackground(counted.env, r, { actualMicros: 10 * i, isByok: false })),
+    );
+    const status = await readLedgerStatus(counted.env, acct.accountId, [key.hash]);
+    const charged = rs.reduce((s, _, i) => s + 10 * i, 0);
+    expect(status.account).toMatchObject({ spent: charged, reserved: 0 });
+    expect(status.keys[key.hash]!.usage.total).toBe(charged);
+    // Far fewer calls than one per admission and one per settlement.
+    expect(counted.calls.length).toBeLessThanOrEqual(4);
+    await bg.done();
+  });
+
+  it("admits exactly floor(C/R) of many concurrent requests with blocks in play", async () => {
+    // $0.1 = 100_000 micro-USD of credits; each request may cost up to 1_000: exactly 100 fit.
+    const { acct, auth } = await setup(0.1);
+    const bg = background();
+    const results = await Promise.all(
+      Array.from({ length: 160 }, () => outcome(admit(env, auth, request({ worstCaseMicros: 1_000 }), bg))),
+    );
+    const refused = results.filter((r): r is ApiError => r instanceof ApiError);
+    expect(results.length - refused.length).toBe(100);
+    expect(refused.every((e) => e.status === 402)).toBe(true);
+    const status = await readLedgerStatus(env, acct.accountId, []);
+    expect(status.account).toMatchObject({ reserved: 100_000, balance: 0, spent: 0 });
+    await bg.done();
+  });
+
+  it("a block's unused room goes back when its time ends, with nothing else calling", async () => {
+    const { acct, auth } = await setup(1);
+    const bg = background();
+    const r = await admit(env, auth, request({ worstCaseMicros: 2_000 }), bg);
+    // Granted: the ledger holds the whole block for now, far more than this request's 2_000.
+    expect((await raw(acct.accountId)).reserved).toBeGreaterThan(2_000);
+    await bg.done();
+    expect(await raw(acct.accountId)).toMatchObject({ reserved: 2_000, spent: 0 });
+    await settleInBackground(env, r, { actualMicros: 1_500, isByok: false });
+    expect(await raw(acct.accountId)).toMatchObject({ reserved: 0, spent: 1_500 });
+  });
+
+  it("GET /key's read closes the isolate's blocks: it shows only what requests really hold", async () => {
+    const { acct, key, auth } = await setup(1);
+    const bg = background();
+    const rs = [];
+    for (let i = 0; i < 3; i++) rs.push(await admit(env, auth, request({ worstCaseMicros: 3_000 }), bg));
+    const status = await readLedgerStatus(env, acct.accountId, [key.hash]);
+    expect(status.keys[key.hash]!.reserved.credits).toBe(9_000);
+    expect(status.account.reserved).toBe(9_000);
+    await Promise.all(rs.map((r) => settleInBackground(env, r, { actualMicros: 100, isByok: false })));
+    expect((await readLedgerStatus(env, acct.accountId, [key.hash])).account).toMatchObject({
+      reserved: 0,
+      spent: 300,
+    });
+    await bg.done();
+  });
+
+  it("is not refused while another isolate's block may hold the room: it waits for the block to end", async () => {
+    // $0.01 = 10_000: another isolate takes a block of a quarter of it, then ends it 100 ms later.
+    const { acct, key, auth } = await setup(0.01);
+    const stub = ledgerFor(env, acct.accountId);
+    const other = request({ worstCaseMicros: 1_000 });
+    const cmd = {
+      generationId: other.generationId,
+      keyHash: key.hash,
+      cap: null,
+      budgets: [],
+      worstCaseMicros: 1_000,
+      byok: false,
+      freeModel: false,
+    };
+    const reply = await stub.admitMany(
+      acct.accountId,
+      [cmd],
+      { settles: [], reports: [] },
+      {
+        blockId: crypto.randomUUID(),
+        sizeMicros: 100_000,
+      },
+    );
+    expect(reply.block?.sizeMicros).toBe(2_500);
+    const blockId = reply.block!.blockId;
+    const ending = new Promise((resolve) => setTimeout(resolve, 100)).then(() =>
+      // The other isolate's request finished for 400 and its block closed.
+      stub.settleMany({
+        settles: [],
+        reports: [{ blockId, seq: 1, chargedCredits: 400, chargedByok: 0, holding: 0, closed: true }],
+      }),
+    );
+    const started = Date.now();
+    // 9_000 fits only once the block's unused 2_100 is back: 10_000 - 400 = 9_600.
+    const r = await admit(env, auth, request({ worstCaseMicros: 9_000 }));
+    await ending;
+    expect(r.reservedMicros).toBe(9_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    expect(await raw(acct.accountId)).toMatchObject({ reserved: 9_000, spent: 400, balance: 600 });
+  });
+
+  it("is refused once no block anywhere can hold the room, within one block's time", async () => {
+    const { acct, key, auth } = await setup(0.01);
+    const stub = ledgerFor(env, acct.accountId);
+    const cmd = {
+      generationId: crypto.randomUUID(),
+      keyHash: key.hash,
+      cap: null,
+      budgets: [],
+      worstCaseMicros: 1_000,
+      byok: false,
+      freeModel: false,
+    };
+    // Another isolate holds a block and is never heard from again.
+    await stub.admitMany(
+      acct.accountId,
+      [cmd],
+      { settles: [], reports: [] },
+      {
+        blockId: crypto.randomUUID(),
+        sizeMicros: 100_000,
+      },
+    );
+    const started = Date.now();
+    const refused = await outcome(admit(env, auth, request({ worstCaseMicros: 9_000 })));
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).status).toBe(402);
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(BLOCK_MS);
+    expect(waited).toBeLessThan(BLOCK_MS + BLOCK_GRACE_MS + 1_000);
+    expect(await raw(acct.accountId)).toMatchObject({ reserved: 2_500, spent: 0 });
+  });
+});

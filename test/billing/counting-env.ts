@@ -1,0 +1,48 @@
+// The real ledger namespace with every call to an account's object recorded, for tests that count calls.
+import { env } from "cloudflare:test";
+import type { Bindings } from "../../src/env";
+
+type Calls = Array<{ method: string; settles: string[] }>;
+
+/**
+ * The real ledger namespace, with every call to the account's object recorded; `fail` makes a call
+ * throw, `hold` delays it before it reaches the object (or never lets it through).
+ */
+export function countingEnv(
+  fail?: (method: string) => boolean,
+  hold?: (method: string, nth: number) => Promise<unknown>,
+): { env: Bindings; calls: Calls; batches: number[] } {
+  const calls: Calls = [];
+  const batches: number[] = [];
+  const record = async (method: string, settles: Array<{ generationId: string }> = []) => {
+    calls.push({ method, settles: settles.map((s) => s.generationId) });
+    await hold?.(method, calls.length);
+    if (fail?.(method)) throw new Error(`${method} failed (injected)`);
+  };
+  const namespace = {
+    idFromName: (name: string) => env.LEDGER.idFromName(name),
+    get: (id: DurableObjectId) => {
+      const stub = env.LEDGER.get(id);
+      return {
+        admitMany: async (...args: Parameters<typeof stub.admitMany>) => {
+          batches.push(args[1].length);
+          await record("admit", args[2]?.settles);
+          return stub.admitMany(...args);
+        },
+        status: async (...args: Parameters<typeof stub.status>) => {
+          await record("status", args[2]?.settles);
+          return stub.status(...args);
+        },
+        renewBlock: async (...args: Parameters<typeof stub.renewBlock>) => {
+          await record("renew", args[2].settles);
+          return stub.renewBlock(...args);
+        },
+        settleMany: async (carried: Parameters<typeof stub.settleMany>[0]) => {
+          await record("settleMany", carried.settles);
+          return stub.settleMany(carried);
+        },
+      };
+    },
+  };
+  return { env: { ...env, LEDGER: namespace as unknown as Bindings["LEDGER"] }, calls, batches };
+}
