@@ -40,6 +40,8 @@ export class IsolateBlocks {
   private readonly holds = new Map<string, { block: Held; amount: number }>();
   /** Signatures with a call asking for a block in flight (one at a time). */
   private readonly wanting = new Set<string>();
+  /** Blocks with a request waiting to send their report if nothing carries it (one at a time). */
+  private readonly flushing = new Set<string>();
 
   /** Admits `cmd` against the open block for its limits if it fits; undefined: ask the ledger. */
   admit(cmd: AdmitCommand, now: number): AdmitOutcome | undefined {
@@ -112,7 +114,7 @@ export class IsolateBlocks {
   }
 
   /** Settles a request held here (idempotent); undefined if it was not held in a block here. */
-  settle(cmd: SettleCommand): { blockId: string; seq: number } | undefined {
+  settle(cmd: SettleCommand): { blockId: string } | undefined {
     const held = this.holds.get(cmd.generationId);
     if (!held) return undefined;
     this.holds.delete(cmd.generationId);
@@ -121,7 +123,7 @@ export class IsolateBlocks {
     if (cmd.byok) b.chargedByok += cmd.actualMicros;
     else b.chargedCredits += cmd.actualMicros;
     b.seq++;
-    return { blockId: b.id, seq: b.seq };
+    return { blockId: b.id };
   }
 
   /** When the block stops admitting here (null if it is not open). */
@@ -171,15 +173,26 @@ export class IsolateBlocks {
     }
   }
 
-  /** Whether the block changed past `seq` is still unsent. */
-  unsent(blockId: string, seq: number): boolean {
+  /**
+   * Whether the caller should be the one to send the block's report later if nothing carries it;
+   * false while another request already waits to (so a busy block has one such timer, not one a request).
+   */
+  claimFlush(blockId: string): boolean {
+    if (this.flushing.has(blockId)) return false;
+    this.flushing.add(blockId);
+    return true;
+  }
+
+  /** The waiting is over: whether the block has changes the ledger was not sent. */
+  releaseFlush(blockId: string): boolean {
+    this.flushing.delete(blockId);
     const b = this.blocks.get(blockId);
-    return b != null && b.sent < seq;
+    return b != null && b.sent < b.seq;
   }
 
   /** Nothing held, open, owed or asked for: the isolate may forget this ledger's state. */
   idle(): boolean {
-    return this.blocks.size === 0 && this.wanting.size === 0;
+    return this.blocks.size === 0 && this.wanting.size === 0 && this.flushing.size === 0;
   }
 
   private close(b: Held): void {

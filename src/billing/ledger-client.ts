@@ -278,7 +278,8 @@ async function turn(ticket: Ticket): Promise<void> {
 
 /**
  * Settles a request. One held in a block here is settled at once, locally; its report rides on the
- * next call to the ledger, or is sent BLOCK_MS later if none carried it. Any other settlement waits
+ * next call to the ledger, or is sent BLOCK_MS later if none carried it (by the first request to
+ * settle since the block's last such wait). Any other settlement waits
  * up to SETTLE_COALESCE_MS; unless another call to the same ledger from this isolate carried it
  * meanwhile, it is sent then with everything else waiting. Never awaits another request's I/O, and
  * never throws.
@@ -289,8 +290,10 @@ export async function settleSoon(env: Bindings, accountId: string, cmd: SettleCo
   const blocks = isolates.get(key);
   const local = blocks?.settle(cmd);
   if (blocks && local) {
+    // One request per block waits to send the report if no call carried it meanwhile.
+    if (!blocks.claimFlush(local.blockId)) return;
     await new Promise((resolve) => setTimeout(resolve, BLOCK_MS));
-    if (blocks.unsent(local.blockId, local.seq)) await send(key, env.LEDGER.get(id), take(key));
+    if (blocks.releaseFlush(local.blockId)) await send(key, env.LEDGER.get(id), take(key));
     return;
   }
   const ledger = env.LEDGER.get(id);
