@@ -40,6 +40,8 @@ export class IsolateBlocks {
   private readonly holds = new Map<string, { block: Held; amount: number }>();
   /** Signatures with a call asking for a block in flight (one at a time). */
   private readonly wanting = new Set<string>();
+  /** Signatures whose last ask for a block was refused (room is short, or the ledger grants none). */
+  private readonly refused = new Set<string>();
   /** Blocks with a request waiting to send their report if nothing carries it (one at a time). */
   private readonly flushing = new Set<string>();
 
@@ -63,6 +65,15 @@ export class IsolateBlocks {
    */
   closeOpen(): void {
     for (const b of this.open.values()) this.close(b);
+  }
+
+  /**
+   * Whether a block for requests like `cmd` is being asked for and the last ask was not refused:
+   * it is likely to come at once, so requests meanwhile go straight to the ledger rather than queue.
+   */
+  coming(cmd: AdmitCommand): boolean {
+    const signature = signatureOf(cmd);
+    return blockable(cmd) && this.wanting.has(signature) && !this.refused.has(signature);
   }
 
   /** A block to ask for with the call admitting `cmd`, unless it may use none or an ask is in flight. */
@@ -90,7 +101,11 @@ export class IsolateBlocks {
   answered(cmd: AdmitCommand, grant: BlockGrant | undefined, sentAt: number, holdsAsker: boolean): void {
     const signature = signatureOf(cmd);
     this.wanting.delete(signature);
-    if (!grant) return;
+    if (!grant) {
+      this.refused.add(signature);
+      return;
+    }
+    this.refused.delete(signature);
     const previous = this.open.get(signature);
     if (previous) this.close(previous);
     // What the ledger recorded at the grant is report 0, already acked.

@@ -154,8 +154,9 @@ export async function admitThrough(
 
 /**
  * Admits one request through the account's ledger. While fewer than MAX_ADMIT_CALLS calls to that
- * ledger are in flight from this isolate it sends its own (with any queued admissions and what
- * waits to ride along); otherwise it queues, and when a call returns, the first in line sends every
+ * ledger are in flight from this isolate, or a block for it is about to come (asked for, the last ask
+ * granted), it sends its own (with any queued admissions and what waits to ride along); otherwise it
+ * queues, and when a call returns, the first in line sends every
  * queued admission as one call. Requests share only plain data (tickets, outcomes); each awaits its
  * own timers, never another request's promise. Under load this makes one Durable Object call per
  * batch of admissions.
@@ -171,7 +172,7 @@ async function admitByCall(
   const lane = lanes.get(key) ?? { calls: new Set(), queue: [] };
   lanes.set(key, lane);
   const ticket: Ticket = { cmd, background };
-  if (activeCalls(lane) >= MAX_ADMIT_CALLS) {
+  if (activeCalls(lane) >= MAX_ADMIT_CALLS && !blocksOf(key).coming(cmd)) {
     lane.queue.push(ticket);
     await turn(ticket);
     if (ticket.outcome) return ticket.outcome;

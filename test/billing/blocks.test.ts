@@ -48,6 +48,30 @@ describe("blocks", () => {
     await bg.done();
   });
 
+  it("while a block is being asked for, a burst goes straight to the ledger instead of queueing; then no calls", async () => {
+    const { acct, auth } = await setup(1);
+    const counted = countingEnv(undefined, () => new Promise((resolve) => setTimeout(resolve, 30)));
+    const bg = background();
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, () => admit(counted.env, auth, request({ worstCaseMicros: 1_000 }), bg)),
+    );
+    // One call asked for the block; the other 11 did not wait behind it (no batches).
+    expect(counted.batches).toEqual(Array(12).fill(1));
+    const after = counted.calls.length;
+    const more = [];
+    for (let i = 0; i < 10; i++)
+      more.push(await admit(counted.env, auth, request({ worstCaseMicros: 1_000 }), bg));
+    expect(counted.calls.length).toBe(after);
+    await Promise.all(
+      [...burst, ...more].map((r) => settleInBackground(counted.env, r, { actualMicros: 5, isByok: false })),
+    );
+    expect((await readLedgerStatus(env, acct.accountId, [])).account).toMatchObject({
+      spent: 110,
+      reserved: 0,
+    });
+    await bg.done();
+  });
+
   it("admits exactly floor(C/R) of many concurrent requests with blocks in play", async () => {
     // $0.1 = 100_000 micro-USD of credits; each request may cost up to 1_000: exactly 100 fit.
     const { acct, auth } = await setup(0.1);
