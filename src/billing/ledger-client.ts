@@ -25,6 +25,8 @@ export const ADMIT_WAIT_MS = 5_000;
 const MAX_POLL_MS = 16;
 /** Admission calls in flight to one ledger from one isolate before arrivals queue behind them. */
 export const MAX_ADMIT_CALLS = 4;
+/** While a block is about to come, a burst sends this many calls before queueing (see admitByCall). */
+export const MAX_CALLS_WHILE_BLOCK_COMES = 16;
 /** A request told to retry (another isolate's block may hold room) asks again at most this often. */
 const RETRY_POLL_MS = 20;
 
@@ -172,7 +174,8 @@ async function admitByCall(
   const lane = lanes.get(key) ?? { calls: new Set(), queue: [] };
   lanes.set(key, lane);
   const ticket: Ticket = { cmd, background };
-  if (activeCalls(lane) >= MAX_ADMIT_CALLS && !blocksOf(key).coming(cmd)) {
+  const limit = blocksOf(key).coming(cmd) ? MAX_CALLS_WHILE_BLOCK_COMES : MAX_ADMIT_CALLS;
+  if (activeCalls(lane) >= limit) {
     lane.queue.push(ticket);
     await turn(ticket);
     if (ticket.outcome) return ticket.outcome;
