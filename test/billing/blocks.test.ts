@@ -24,6 +24,21 @@ async function setup(creditsUsd: number) {
   return { acct, key, auth: await authFor(key.hash) };
 }
 
+/** Another isolate's admission of 1_000 that asks for (and, with room, gets) a block. */
+function otherIsolateBlock(accountId: string, keyHash: string) {
+  const cmd = {
+    generationId: crypto.randomUUID(),
+    keyHash,
+    cap: null,
+    budgets: [],
+    worstCaseMicros: 1_000,
+    byok: false,
+    freeModel: false,
+  };
+  const want = { blockId: crypto.randomUUID(), sizeMicros: 100_000 };
+  return ledgerFor(env, accountId).admitMany(accountId, [cmd], { settles: [], reports: [] }, want);
+}
+
 const raw = async (accountId: string) => (await ledgerFor(env, accountId).status(accountId, [])).account;
 
 describe("blocks", () => {
@@ -119,25 +134,7 @@ describe("blocks", () => {
     // $0.01 = 10_000: another isolate takes a block of a quarter of it, then ends it 100 ms later.
     const { acct, key, auth } = await setup(0.01);
     const stub = ledgerFor(env, acct.accountId);
-    const other = request({ worstCaseMicros: 1_000 });
-    const cmd = {
-      generationId: other.generationId,
-      keyHash: key.hash,
-      cap: null,
-      budgets: [],
-      worstCaseMicros: 1_000,
-      byok: false,
-      freeModel: false,
-    };
-    const reply = await stub.admitMany(
-      acct.accountId,
-      [cmd],
-      { settles: [], reports: [] },
-      {
-        blockId: crypto.randomUUID(),
-        sizeMicros: 100_000,
-      },
-    );
+    const reply = await otherIsolateBlock(acct.accountId, key.hash);
     expect(reply.block?.sizeMicros).toBe(2_500);
     const blockId = reply.block!.blockId;
     const ending = new Promise((resolve) => setTimeout(resolve, 100)).then(() =>
@@ -158,26 +155,8 @@ describe("blocks", () => {
 
   it("is refused once no block anywhere can hold the room, within one block's time", async () => {
     const { acct, key, auth } = await setup(0.01);
-    const stub = ledgerFor(env, acct.accountId);
-    const cmd = {
-      generationId: crypto.randomUUID(),
-      keyHash: key.hash,
-      cap: null,
-      budgets: [],
-      worstCaseMicros: 1_000,
-      byok: false,
-      freeModel: false,
-    };
     // Another isolate holds a block and is never heard from again.
-    await stub.admitMany(
-      acct.accountId,
-      [cmd],
-      { settles: [], reports: [] },
-      {
-        blockId: crypto.randomUUID(),
-        sizeMicros: 100_000,
-      },
-    );
+    await otherIsolateBlock(acct.accountId, key.hash);
     const started = Date.now();
     const refused = await outcome(admit(env, auth, request({ worstCaseMicros: 9_000 })));
     expect(refused).toBeInstanceOf(ApiError);
