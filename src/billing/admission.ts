@@ -2,8 +2,8 @@
 import type { Bindings } from "../env";
 import { ApiError } from "../lib/errors";
 import type { AuthContext } from "../middleware/auth";
-import type { AdmitCommand, Rejection, SettleResult } from "./accounting";
 import { admitThrough, type Background, ledgerFor, settleSoon } from "./ledger-client";
+import type { AdmitCommand, Rejection, SettleResult } from "./ledger-types";
 
 export interface AdmissionRequest {
   /** Unique per request; settle is idempotent on it. */

@@ -1,7 +1,7 @@
 // Blocks: room the ledger reserves for one isolate, which admits and settles requests against it
 // locally and reports back on its next call (see docs/billing.md, "Blocks"). This file is the
 // ledger's side and the wire shapes; src/billing/isolate-blocks.ts is the isolate's side.
-import type { AdmitCommand, BudgetLimit, LedgerStore, Rejection } from "./accounting";
+import type { AdmitCommand, BudgetLimit, LedgerStore, Rejection } from "./ledger-types";
 
 /** An isolate admits against a block for at most this long after sending the call that got it. */
 export const BLOCK_MS = 1_000;

@@ -1,8 +1,9 @@
 // An isolate's side of blocks (see blocks.ts): the blocks it holds from one ledger, requests admitted
 // and settled against them locally, and the reports owed to the ledger. Plain data only: every
 // request of the isolate uses it, and none may await another's I/O.
-import { type AdmitCommand, type AdmitOutcome, LEASE_MS, type SettleCommand } from "./accounting";
+import { LEASE_MS } from "./accounting";
 import { BLOCK_MS, BLOCK_REQUESTS, type BlockGrant, type BlockReport, type BlockWant } from "./blocks";
+import type { AdmitCommand, AdmitOutcome, SettleCommand } from "./ledger-types";
 
 interface Held {
   id: string;

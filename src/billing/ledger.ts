@@ -3,17 +3,17 @@ import { DurableObject } from "cloudflare:workers";
 import { creditsPurchasedMicros } from "../db/api-keys";
 import { getDb } from "../db/client";
 import type { Bindings } from "../env";
-import {
-  type AdmitCommand,
-  type AdmitOutcome,
-  type AdmitReply,
-  type Carried,
-  type KeyUsage,
-  LedgerCore,
-  type SettleCommand,
-  type SettleResult,
-} from "./accounting";
+import { LedgerCore } from "./accounting";
 import type { BlockGrant, BlockWant } from "./blocks";
+import type {
+  AdmitCommand,
+  AdmitOutcome,
+  AdmitReply,
+  Carried,
+  KeyUsage,
+  SettleCommand,
+  SettleResult,
+} from "./ledger-types";
 import { freeLimitsFrom } from "./limits";
 import { SqlLedgerStore } from "./sql-store";
 

@@ -1,6 +1,13 @@
 // The ledger's storage in its Durable Object's SQLite: the schema and the LedgerStore over it.
-import type { AccountState, FreeCounters, LedgerStore, ReservationRecord, SettledRecord } from "./accounting";
+
 import type { BlockRecord } from "./blocks";
+import type {
+  AccountState,
+  FreeCounters,
+  LedgerStore,
+  ReservationRecord,
+  SettledRecord,
+} from "./ledger-types";
 import type { Bucket, Meter } from "./meter";
 
 /**

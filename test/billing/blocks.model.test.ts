@@ -3,18 +3,10 @@
 // isolates lost with their state, the alarm and object restarts.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  type AdmitCommand,
-  type BudgetLimit,
-  budgetScope,
-  type Carried,
-  keyScope,
-  LEASE_MS,
-  LedgerCore,
-  type SettleCommand,
-} from "../../src/billing/accounting";
+import { budgetScope, keyScope, LEASE_MS, LedgerCore } from "../../src/billing/accounting";
 import { BLOCK_GRACE_MS, BLOCK_MS } from "../../src/billing/blocks";
 import { IsolateBlocks } from "../../src/billing/isolate-blocks";
+import type { AdmitCommand, BudgetLimit, Carried, SettleCommand } from "../../src/billing/ledger-types";
 import type { FreeLimits } from "../../src/billing/limits";
 import type { Limit } from "../../src/billing/meter";
 import { MemoryLedgerStore } from "./memory-store";

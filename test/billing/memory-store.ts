@@ -1,12 +1,13 @@
 // An in-memory LedgerStore for the pure accounting core's model tests (no runtime needed).
+
+import type { BlockRecord } from "../../src/billing/blocks";
 import type {
   AccountState,
   FreeCounters,
   LedgerStore,
   ReservationRecord,
   SettledRecord,
-} from "../../src/billing/accounting";
-import type { BlockRecord } from "../../src/billing/blocks";
+} from "../../src/billing/ledger-types";
 import type { Bucket, Meter } from "../../src/billing/meter";
 
 export class MemoryLedgerStore implements LedgerStore {

@@ -1,0 +1,128 @@
+// The ledger's records, commands and answers: what its store keeps and what crosses the wire to it.
+import type { BlockGrant, BlockRecord, BlockReport } from "./blocks";
+import type { Bucket, Limit, Meter, SpendFigures } from "./meter";
+
+export interface AccountState {
+  /** All-time credits purchased, as last read from D1. */
+  purchased: number;
+  /** When `purchased` was read (epoch ms); 0 = never. */
+  purchasedReadAt: number;
+  /** Settled credit spend, all-time. */
+  spent: number;
+  /** Open credit reservations. */
+  reserved: number;
+}
+
+export interface FreeCounters {
+  minuteStart: number;
+  minuteUsed: number;
+  dayStart: number;
+  dayUsed: number;
+}
+
+export interface ReservationRecord {
+  generationId: string;
+  keyHash: string;
+  budgetIds: string[];
+  amount: number;
+  bucket: Bucket;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface SettledRecord {
+  generationId: string;
+  state: "settled" | "reclaimed";
+  keyHash: string;
+  budgetIds: string[];
+  at: number;
+}
+
+/** Synchronous storage (Durable Object SQLite in production, a Map in model tests). */
+export interface LedgerStore {
+  account(): AccountState;
+  putAccount(a: AccountState): void;
+  meter(scope: string, bucket: Bucket): Meter | undefined;
+  putMeter(scope: string, bucket: Bucket, m: Meter): void;
+  reservation(id: string): ReservationRecord | undefined;
+  putReservation(r: ReservationRecord): void;
+  deleteReservation(id: string): void;
+  /** Reservations whose lease ended at or before `now`. */
+  expiredReservations(now: number): ReservationRecord[];
+  /** Earliest lease end among open reservations. */
+  nextExpiry(): number | null;
+  settled(id: string): SettledRecord | undefined;
+  putSettled(r: SettledRecord): void;
+  pruneSettled(before: number): void;
+  free(): FreeCounters;
+  putFree(f: FreeCounters): void;
+  block(id: string): BlockRecord | undefined;
+  putBlock(b: BlockRecord): void;
+  /** Blocks not closed whose open time has not ended at `now`. */
+  openBlocks(now: number): BlockRecord[];
+  /** Forgets blocks done (closed, nothing held) before `doneBefore`, and any unchanged since `before`. */
+  pruneBlocks(doneBefore: number, before: number): void;
+}
+
+export interface BudgetLimit extends Limit {
+  id: string;
+  name: string;
+}
+
+export interface AdmitCommand {
+  generationId: string;
+  keyHash: string;
+  cap: Limit | null;
+  budgets: BudgetLimit[];
+  worstCaseMicros: number;
+  byok: boolean;
+  /** Subject to the free-model limits (a `:free` model, not BYOK, not exempt). */
+  freeModel: boolean;
+  leaseMs?: number | undefined;
+}
+
+export interface Rejection {
+  status: 402 | 403 | 409 | 429;
+  reason: "balance" | "key_cap" | "budget" | "free_per_minute" | "free_per_day" | "generation_reused";
+  message: string;
+  metadata: Record<string, string | number | null>;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A refusal with `retryAt` (epoch ms) came while another isolate's block that could cover the request
+ * was open: ask again then (see blocks.ts).
+ */
+export type AdmitOutcome =
+  | { ok: true; reservedMicros: number }
+  | { ok: false; rejection: Rejection; retryAt?: number };
+
+/** What rides on any call to the ledger from an isolate: finished work to record first. */
+export interface Carried {
+  settles: SettleCommand[];
+  reports: BlockReport[];
+}
+
+export interface AdmitReply {
+  outcomes: AdmitOutcome[];
+  /** Granted for the first command when asked for; that request is then held in the block. */
+  block?: BlockGrant;
+}
+
+export interface SettleCommand {
+  generationId: string;
+  actualMicros: number;
+  byok: boolean;
+}
+
+export interface SettleResult {
+  status: "settled" | "late" | "duplicate" | "unknown";
+  chargedMicros: number;
+}
+
+export interface KeyUsage {
+  usage: SpendFigures;
+  byok: SpendFigures;
+  /** Open reservations of the key. */
+  reserved: { credits: number; byok: number };
+}
