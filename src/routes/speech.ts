@@ -11,6 +11,7 @@ import type { SpeechRequest as AdapterSpeechRequest } from "../providers/types";
 import { runAttempts } from "../routing/attempts";
 import { filterTexts } from "../routing/content-filters";
 import { credentialResolver, routeContextFor } from "../routing/context";
+import { admissionFor } from "../routing/execute";
 import type { Requirement } from "../routing/filters";
 import { assertRoutable, planRoute } from "../routing/plan";
 import { applyModelPreset } from "../routing/preset";
@@ -107,18 +108,10 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
   assertRoutable(plan);
 
   const generationId = newGenerationId();
-  const free = plan.attempts.filter((a) => a.model.isFree);
   const reservation = await admit(
     env,
     auth,
-    {
-      generationId,
-      model: plan.model,
-      isFreeModel: free.length > 0,
-      worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => speechCostMicros(a.endpoint, input.length))),
-      byok: plan.attempts.every((a) => a.credential.source === "byok"),
-      exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
-    },
+    admissionFor(plan, generationId, (a) => speechCostMicros(a.endpoint, input.length)),
     c.executionCtx,
   );
 

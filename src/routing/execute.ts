@@ -1,7 +1,7 @@
 // One inference call end to end: plan, admit (one ledger round trip), attempts with failover, then settle
 // and write the generation record off the response path. Every inference route (embeddings, speech, video
 // submit) runs through here; the route supplies the adapter call and the pricing of its modality.
-import { admit, settleInBackground } from "../billing/admission";
+import { type AdmissionRequest, admit, settleInBackground } from "../billing/admission";
 import { getCatalog } from "../catalog/cache";
 import type { Modality } from "../catalog/types";
 import type { Bindings } from "../env";
@@ -12,7 +12,7 @@ import { getAdapter, supports } from "../providers/registry";
 import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } from "../providers/types";
 import { type AttemptLog, runAttempts } from "./attempts";
 import { credentialResolver, routeContextFor } from "./context";
-import { assertRoutable, type PlannedAttempt, planRoute, type RouteRequest } from "./plan";
+import { assertRoutable, type PlannedAttempt, planRoute, type RoutePlan, type RouteRequest } from "./plan";
 import { applyModelPreset } from "./preset";
 
 export interface InferenceIo {
@@ -73,20 +73,10 @@ export async function executeInference<T>(
   );
   assertRoutable(plan);
 
-  const paid = plan.attempts.filter((a) => a.credential.source === "platform");
-  const free = plan.attempts.filter((a) => a.model.isFree);
   const reservation = await admit(
     env,
     auth,
-    {
-      generationId,
-      model: plan.model,
-      isFreeModel: free.length > 0,
-      worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => spec.worstCaseMicros(a))),
-      byok: paid.length === 0,
-      exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
-      leaseMs: spec.leaseMs,
-    },
+    admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs),
     executionCtx,
   );
 
@@ -149,3 +139,26 @@ export async function executeInference<T>(
 }
 
 const describe = (e: ApiError) => `${e.status}: ${e.message}`;
+
+/**
+ * What admission needs from a route plan: the worst case over every attempt it may make, BYOK only
+ * when no attempt uses platform credits, free-model limits when any attempt is a `:free` model
+ * (unless every such endpoint is exempt).
+ */
+export function admissionFor(
+  plan: RoutePlan,
+  generationId: string,
+  worstCaseMicros: (attempt: PlannedAttempt) => number,
+  leaseMs?: number,
+): AdmissionRequest {
+  const free = plan.attempts.filter((a) => a.model.isFree);
+  return {
+    generationId,
+    model: plan.model,
+    isFreeModel: free.length > 0,
+    worstCaseMicros: Math.max(0, ...plan.attempts.map(worstCaseMicros)),
+    byok: plan.attempts.every((a) => a.credential.source === "byok"),
+    exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
+    leaseMs,
+  };
+}
