@@ -186,15 +186,6 @@ export class LedgerCore {
     return Math.max(0, Math.min(...rooms));
   }
 
-  /** Adds `delta` to the open credit reservations of a key, its budgets and the account. */
-  reserveFor(owner: { keyHash: string; budgetIds: string[] }, delta: number): void {
-    this.shiftReserved({ ...owner, bucket: "credits" }, delta);
-  }
-
-  chargeTo(keyHash: string, budgetIds: string[], bucket: Bucket, amount: number, now: number): void {
-    this.charge(keyHash, budgetIds, bucket, amount, now);
-  }
-
   /** Spend plus reservations counting against a limit of a scope now (for reads and tests). */
   committed(scope: string, limit: Limit, now: number): number {
     return committed(this.store.meter(scope, "credits"), this.store.meter(scope, "byok"), limit, now);
@@ -298,8 +289,8 @@ export class LedgerCore {
     });
   }
 
-  /** Adds `delta` to the open reservations of every scope a reservation holds. */
-  private shiftReserved(r: Pick<ReservationRecord, "keyHash" | "budgetIds" | "bucket">, delta: number): void {
+  /** Adds `delta` to the open reservations of every scope a reservation (or block) holds. */
+  shiftReserved(r: Pick<ReservationRecord, "keyHash" | "budgetIds" | "bucket">, delta: number): void {
     if (delta === 0) return;
     for (const scope of scopesOf(r.keyHash, r.budgetIds)) {
       const m = this.store.meter(scope, r.bucket) ?? emptyMeter();
@@ -311,7 +302,8 @@ export class LedgerCore {
     }
   }
 
-  private charge(keyHash: string, budgetIds: string[], bucket: Bucket, amount: number, now: number): void {
+  /** Charges settled spend to a key, its budgets and (credits) the account. */
+  charge(keyHash: string, budgetIds: string[], bucket: Bucket, amount: number, now: number): void {
     if (amount === 0) return;
     for (const scope of scopesOf(keyHash, budgetIds)) {
       this.store.putMeter(

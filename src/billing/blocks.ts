@@ -65,14 +65,8 @@ export interface BlockAccounts {
   readonly store: LedgerStore;
   /** Least room left now under the balance, the key cap and every budget of the command. */
   roomFor(cmd: AdmitCommand, now: number): number;
-  reserveFor(record: { keyHash: string; budgetIds: string[] }, delta: number): void;
-  chargeTo(
-    keyHash: string,
-    budgetIds: string[],
-    bucket: "credits" | "byok",
-    amount: number,
-    now: number,
-  ): void;
+  shiftReserved(owner: { keyHash: string; budgetIds: string[]; bucket: "credits" }, delta: number): void;
+  charge(keyHash: string, budgetIds: string[], bucket: "credits" | "byok", amount: number, now: number): void;
 }
 
 /**
@@ -106,7 +100,7 @@ export function grantBlock(
     createdAt: now,
     expiresAt: now + UNCLAIMED_BLOCK_MS,
   });
-  book.reserveFor({ keyHash: cmd.keyHash, budgetIds }, size);
+  book.shiftReserved({ keyHash: cmd.keyHash, budgetIds, bucket: "credits" }, size);
   book.store.putBlock({
     blockId: want.blockId,
     keyHash: cmd.keyHash,
@@ -134,13 +128,13 @@ export function applyReport(book: BlockAccounts, report: BlockReport, now: numbe
   if (!b || report.seq <= b.seq) return;
   const credits = Math.max(0, report.chargedCredits - b.chargedCredits);
   const byok = Math.max(0, report.chargedByok - b.chargedByok);
-  book.chargeTo(b.keyHash, b.budgetIds, "credits", credits, now);
-  book.chargeTo(b.keyHash, b.budgetIds, "byok", byok, now);
+  book.charge(b.keyHash, b.budgetIds, "credits", credits, now);
+  book.charge(b.keyHash, b.budgetIds, "byok", byok, now);
   const closed = b.closed || report.closed;
   const r = book.store.reservation(b.blockId);
   if (r) {
     const left = closed ? report.holding : Math.max(report.holding, b.sizeMicros - report.chargedCredits);
-    book.reserveFor(r, left - r.amount);
+    book.shiftReserved({ ...r, bucket: "credits" }, left - r.amount);
     if (closed && left === 0) book.store.deleteReservation(r.generationId);
     else book.store.putReservation({ ...r, amount: left, expiresAt: now + leaseMs });
   }

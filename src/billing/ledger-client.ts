@@ -52,8 +52,6 @@ function blocksOf(key: string): IsolateBlocks {
 /** One request's admission: a queued one is filled in by the call that carries it, and polls for that. */
 interface Ticket {
   cmd: AdmitCommand;
-  /** Given when the request can close a block it is granted when the block's time ends. */
-  background?: Background | undefined;
   outcome?: AdmitOutcome;
   failure?: unknown;
   /** Set when the call ahead returned and this ticket, first in line, sends the next call. */
@@ -84,7 +82,7 @@ function ledgerId(env: Bindings, accountId: string): DurableObjectId {
 }
 
 export function ledgerFor(env: Bindings, accountId: string) {
-  return env.LEDGER.get(env.LEDGER.idFromName(accountId));
+  return env.LEDGER.get(ledgerId(env, accountId));
 }
 
 /**
@@ -99,7 +97,7 @@ export async function carrying<T>(
   call: (ledger: LedgerStub, carried: Carried) => Promise<T>,
   closeBlocks = false,
 ): Promise<T> {
-  return carryingTo(env, env.LEDGER.idFromName(accountId), call, closeBlocks);
+  return carryingTo(env, ledgerId(env, accountId), call, closeBlocks);
 }
 
 async function carryingTo<T>(
@@ -146,7 +144,7 @@ export async function admitThrough(
       if (want) background.waitUntil(renew(env, accountId, id, cmd, want));
       return local;
     }
-    const outcome = await admitByCall(env, accountId, id, cmd, background);
+    const outcome = await admitByCall(env, accountId, id, blocks, cmd, background);
     if (outcome.ok || outcome.retryAt == null) return outcome;
     if (Date.now() >= deadline) return { ok: false, rejection: outcome.rejection };
     const wait = Math.min(Math.max(outcome.retryAt - Date.now(), 1), RETRY_POLL_MS);
@@ -167,14 +165,15 @@ async function admitByCall(
   env: Bindings,
   accountId: string,
   id: DurableObjectId,
+  blocks: IsolateBlocks,
   cmd: AdmitCommand,
   background: Background | undefined,
 ): Promise<AdmitOutcome> {
   const key = id.toString();
   const lane = lanes.get(key) ?? { calls: new Set(), queue: [] };
   lanes.set(key, lane);
-  const ticket: Ticket = { cmd, background };
-  const limit = blocksOf(key).coming(cmd) ? MAX_CALLS_WHILE_BLOCK_COMES : MAX_ADMIT_CALLS;
+  const ticket: Ticket = { cmd };
+  const limit = blocks.coming(cmd) ? MAX_CALLS_WHILE_BLOCK_COMES : MAX_ADMIT_CALLS;
   if (activeCalls(lane) >= limit) {
     lane.queue.push(ticket);
     await turn(ticket);
@@ -186,7 +185,6 @@ async function admitByCall(
   const call = { sentAt: Date.now() };
   lane.calls.add(call);
   const batch = [ticket, ...lane.queue.splice(0, MAX_BATCH - 1)];
-  const blocks = blocksOf(key);
   blocks.closeOpen();
   const want = background ? blocks.want(cmd) : undefined;
   let block: AdmitReply["block"];
@@ -246,8 +244,7 @@ async function renew(
       }),
     );
   }
-  const blocks = blocksOf(id.toString());
-  blocks.answered(template, grant, sentAt, false);
+  blocksOf(id.toString()).answered(template, grant, sentAt, false);
   if (grant) await closeWhenDue(env, id, grant.blockId);
 }
 
@@ -257,6 +254,12 @@ async function closeWhenDue(env: Bindings, id: DurableObjectId, blockId: string)
   const until = isolates.get(key)?.openUntil(blockId);
   if (until == null) return;
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
+  await flush(env, id);
+}
+
+/** Sends what waits for the ledger in this isolate (closing blocks whose time ended), if anything. */
+async function flush(env: Bindings, id: DurableObjectId): Promise<void> {
+  const key = id.toString();
   const carried = take(key);
   if (carried.settles.length + carried.reports.length > 0) await send(key, env.LEDGER.get(id), carried);
 }
@@ -297,7 +300,7 @@ export async function settleSoon(env: Bindings, accountId: string, cmd: SettleCo
     // One request per block waits to send the report if no call carried it meanwhile.
     if (!blocks.claimFlush(local.blockId)) return;
     await new Promise((resolve) => setTimeout(resolve, BLOCK_MS));
-    if (blocks.releaseFlush(local.blockId)) await send(key, env.LEDGER.get(id), take(key));
+    if (blocks.releaseFlush(local.blockId)) await flush(env, id);
     return;
   }
   const ledger = env.LEDGER.get(id);
