@@ -1,19 +1,24 @@
 // Coarse abuse protection: the Workers Rate Limiting binding's verdict becomes a 429 with the limit headers.
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import app from "../../src/app";
 import { createAccount } from "../helpers/accounts";
 import { BASE, errorOf } from "../helpers/http";
 
 async function fetchWithLimiter(apiKey: string, success: boolean, seen: string[]) {
-  const limiter: RateLimit = {
+  return fetchThrough(apiKey, {
     limit: async ({ key }) => {
       seen.push(key);
       return { success };
     },
-  };
+  });
+}
+
+async function fetchThrough(apiKey: string, limiter: RateLimit, requestId?: string) {
   const ctx = createExecutionContext();
-  const req = new Request(`${BASE}/key`, { headers: { Authorization: `Bearer ${apiKey}` } });
+  const headers: Record<string, string> = { Authorization: `Bearer ${apiKey}` };
+  if (requestId) headers["X-Request-Id"] = requestId;
+  const req = new Request(`${BASE}/key`, { headers });
   const res = await app.fetch(req, { ...env, REGION: "global", ABUSE_LIMITER: limiter }, ctx);
   await waitOnExecutionContext(ctx);
   return res;
@@ -39,5 +44,33 @@ describe("abuse protection", () => {
     const res = await fetchWithLimiter(acct.apiKey, true, []);
     expect(res.status).toBe(200);
     expect([...res.headers.keys()].filter((h) => h.startsWith("x-ratelimit"))).toEqual([]);
+  });
+
+  it("fails open with one structured warning when the binding throws", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    const requestId = `req-${crypto.randomUUID()}`;
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const res = await fetchThrough(
+        acct.apiKey,
+        {
+          limit: async () => {
+            throw new Error("database is locked");
+          },
+        },
+        requestId,
+      );
+      expect(res.status).toBe(200);
+      expect(warn).toHaveBeenCalledTimes(1);
+      const line = String(warn.mock.calls[0]![0]);
+      expect(JSON.parse(line)).toMatchObject({
+        level: "warn",
+        request_id: requestId,
+        error: "database is locked",
+      });
+      expect(line).not.toContain(acct.apiKey);
+    } finally {
+      warn.mockRestore();
+    }
   });
 });
