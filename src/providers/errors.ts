@@ -1,10 +1,12 @@
 // The normalized upstream failure every adapter throws, and the default mapping from an HTTP response.
+import { redactKeyShapes, redactSecrets } from "../lib/redact";
 
 export type UpstreamFailureKind = "http" | "timeout" | "connection" | "credential" | "invalid_response";
 
 /**
  * One failed attempt. `retryable` decides failover: the router tries the next candidate only when it is
- * true. The message is safe to show callers (no secrets, no upstream URLs with keys).
+ * true. The message is safe to show callers: anything shaped like a credential is removed here, and
+ * the attempt runner removes the exact credential the attempt used (see withoutSecrets).
  */
 export class UpstreamError extends Error {
   readonly kind: UpstreamFailureKind;
@@ -24,14 +26,30 @@ export class UpstreamError extends Error {
     retryAfterSeconds?: number;
     retryable?: boolean;
   }) {
-    super(init.message);
+    super(redactKeyShapes(init.message));
     this.name = "UpstreamError";
     this.kind = init.kind;
     this.status = init.status;
-    this.providerCode = init.providerCode;
+    this.providerCode =
+      typeof init.providerCode === "string" ? redactKeyShapes(init.providerCode) : init.providerCode;
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.retryable = init.retryable ?? defaultRetryable(init.kind, init.status);
   }
+}
+
+/** The same failure with every one of `secrets` (the credentials the attempt sent) removed from its text. */
+export function withoutSecrets(err: UpstreamError, secrets: Iterable<string>): UpstreamError {
+  const list = [...secrets].filter((s) => s.length >= 4);
+  if (list.length === 0) return err;
+  return new UpstreamError({
+    kind: err.kind,
+    message: redactSecrets(err.message, list),
+    status: err.status,
+    providerCode:
+      typeof err.providerCode === "string" ? redactSecrets(err.providerCode, list) : err.providerCode,
+    retryAfterSeconds: err.retryAfterSeconds,
+    retryable: err.retryable,
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 // The attempt runner: calls each planned endpoint in order under deadlines, fails over before the first
 // byte, and maps the final failure to the documented statuses (429, 502, 503, 524/408, 529, or a 4xx).
 import { ApiError, type ErrorStatus } from "../lib/errors";
-import { toUpstreamError, UpstreamError } from "../providers/errors";
+import { toUpstreamError, UpstreamError, withoutSecrets } from "../providers/errors";
 import type { CallContext, UpstreamCredential } from "../providers/types";
 import { attemptDeadlineMs, DEFAULT_DEADLINES } from "./deadlines";
 import type { PlannedAttempt, RoutePlan } from "./plan";
@@ -82,7 +82,8 @@ async function oneAttempt<T>(
     // The race cuts off adapters that ignore the signal; the abort cancels the fetch of those that don't.
     return await Promise.race([opts.call(attempt, ctx), expired]);
   } catch (err) {
-    throw toUpstreamError(err, attempt.endpoint.provider, timedOut);
+    // Upstreams echo the key they were sent ("Incorrect API key provided: sk-..."): never pass it on.
+    throw withoutSecrets(toUpstreamError(err, attempt.endpoint.provider, timedOut), [credential.apiKey]);
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     opts.signal?.removeEventListener("abort", onAbort);

@@ -4,7 +4,8 @@ import { eq } from "drizzle-orm";
 import { settle } from "../billing/admission";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
-import { toUpstreamError } from "../providers/errors";
+import { redactSecrets } from "../lib/redact";
+import { toUpstreamError, withoutSecrets } from "../providers/errors";
 import type { VideoPollResult } from "../providers/types";
 import { runAttempts } from "../routing/attempts";
 import { credentialResolver, workspaceByok } from "../routing/context";
@@ -176,16 +177,18 @@ export class VideoJob extends DurableObject<Bindings> {
   private async poll(s: VideoJobState): Promise<void> {
     const current = s.current!;
     let result: VideoPollResult;
+    // The credential the poll sent: upstreams echo it in error text, which is stored and shown.
+    let sent: string[] = [];
     try {
       const signal = AbortSignal.timeout(UPSTREAM_CALL_MS);
       const { adapter, call } = await connect(this.env, s.workspaceId, s.region, current, signal);
+      sent = [call.credential.apiKey];
       result = await adapter.poll(current.upstreamJobId, call);
     } catch (err) {
       if (await this.endedMeanwhile(s)) return;
-      const error = toUpstreamError(
-        err,
-        current.provider,
-        err instanceof Error && err.name === "TimeoutError",
+      const error = withoutSecrets(
+        toUpstreamError(err, current.provider, err instanceof Error && err.name === "TimeoutError"),
+        sent,
       );
       s.pollErrors += 1;
       if (!error.retryable || s.pollErrors >= MAX_POLL_ERRORS) {
@@ -202,7 +205,9 @@ export class VideoJob extends DurableObject<Bindings> {
     if (result.status === "completed") {
       await this.finish(s, "completed", { durationSeconds: result.durationSeconds });
     } else if (result.status === "failed") {
-      await this.finish(s, "failed", { error: result.error ?? "The provider could not generate the video" });
+      await this.finish(s, "failed", {
+        error: result.error ? redactSecrets(result.error, sent) : "The provider could not generate the video",
+      });
     } else {
       s.nextPollAt = Date.now() + pollDelayMs(s.polls);
       await this.save(s);

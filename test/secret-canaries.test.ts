@@ -1,0 +1,180 @@
+// Secret canaries: a BYOK key echoed back by its upstream (as many providers do in 401 text) never
+// reaches a caller, a log line, D1 or Durable Object storage, on every path that talks to an upstream.
+import { env, runInDurableObject } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { REDACTED, redactKeyShapes, redactSecrets } from "../src/lib/redact";
+import soraCompleted from "./fixtures/openai/video-completed.json";
+import soraCreate from "./fixtures/openai/video-create.json";
+import { addByok, createAccount } from "./helpers/accounts";
+import { call } from "./helpers/http";
+import { post } from "./helpers/media";
+import { json, mockUpstream } from "./helpers/upstream";
+import { driveUntil, poll, stubOf, submitOk } from "./helpers/videos";
+
+/** Not shaped like any provider key, so only the exact-credential scrub can catch it. */
+const canary = () => `canary.${crypto.randomUUID().slice(0, 12)}.${crypto.randomUUID().slice(0, 12)}`;
+
+/** What a careless upstream answers: the credential it was sent, in its error text. */
+const echoAuth = (status: number) => (req: { headers: Record<string, string> }) =>
+  json(
+    {
+      error: {
+        code: "invalid_api_key",
+        message: `Incorrect API key provided: ${req.headers.authorization}. Raw: ${req.headers.authorization?.replace(/^Bearer /, "")}`,
+      },
+    },
+    status,
+  );
+
+let logs: string[] = [];
+let restore: (() => void) | undefined;
+beforeEach(() => {
+  logs = [];
+  for (const level of ["log", "info", "warn", "error", "debug"] as const) {
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => {
+      logs.push(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" "));
+    });
+  }
+});
+afterEach(() => {
+  restore?.();
+  restore = undefined;
+  vi.restoreAllMocks();
+});
+
+/** Every row of every table, as text. */
+async function d1Dump(): Promise<string> {
+  const { results } = await env.DB.prepare(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+  ).all<{ name: string }>();
+  const parts: string[] = [];
+  for (const { name } of results) {
+    const rows = await env.DB.prepare(`SELECT * FROM "${name}"`).all();
+    parts.push(JSON.stringify(rows.results));
+  }
+  return parts.join("\n");
+}
+
+async function jobStorage(id: string): Promise<string> {
+  return runInDurableObject(stubOf(id), async (_instance, state) =>
+    JSON.stringify([...(await state.storage.list()).entries()]),
+  );
+}
+
+async function expectNowhere(secret: string, bodies: string[]) {
+  for (const body of bodies) expect(body).not.toContain(secret);
+  expect(logs.join("\n")).not.toContain(secret);
+  expect(await d1Dump()).not.toContain(secret);
+}
+
+describe("a BYOK key echoed in upstream error text", () => {
+  it("embeddings: the 502 keeps the provider's code, not the key; the record has no key", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const secret = canary();
+    await addByok(acct, "openai", secret);
+    const upstream = mockUpstream({ "POST api.openai.com/v1/embeddings": echoAuth(401) });
+    restore = upstream.restore;
+    const res = await call("/embeddings", {
+      method: "POST",
+      key: acct.apiKey,
+      body: { model: "openai/text-embedding-3-small", input: "a" },
+    });
+    const body = await res.text();
+    expect(upstream.requests[0]!.headers.authorization).toBe(`Bearer ${secret}`);
+    expect(res.status).toBe(502);
+    const error = (JSON.parse(body) as { error: { message: string; metadata: Record<string, unknown> } })
+      .error;
+    expect(error.metadata).toMatchObject({ provider_code: "invalid_api_key", provider_name: "openai" });
+    expect(error.message).toContain("Incorrect API key provided");
+    expect(error.message).toContain(REDACTED);
+    await expectNowhere(secret, [body]);
+  });
+
+  it("speech: same for /audio/speech", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const secret = canary();
+    await addByok(acct, "openai", secret);
+    const upstream = mockUpstream({ "POST api.openai.com/v1/audio/speech": echoAuth(401) });
+    restore = upstream.restore;
+    const { res, settled } = await post("/audio/speech", acct.apiKey, {
+      model: "openai/gpt-4o-mini-tts",
+      voice: "alloy",
+      input: "hello",
+    });
+    await settled();
+    const body = await res.text();
+    expect(upstream.requests).toHaveLength(1);
+    expect(res.status).toBe(502);
+    expect(body).toContain(REDACTED);
+    await expectNowhere(secret, [body]);
+  });
+
+  it("video: a refused submission, a failed poll and a failed download store and show no key", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const secret = canary();
+    await addByok(acct, "openai", secret);
+    const job = "https://api.openai.com/v1/videos/video_68d7512d07848190b3e45da0ecbebcde004da08e1e0678d5";
+    const bodies: string[] = [];
+
+    // 1. Every endpoint refuses the submission, echoing the key.
+    let upstream = mockUpstream({ "POST api.openai.com/v1/videos": echoAuth(400) });
+    restore = upstream.restore;
+    const refused = await submitOk(acct.apiKey, { model: "openai/sora-2", prompt: "x", duration: 4 });
+    const failed = await driveUntil(acct.apiKey, refused.id, "failed");
+    expect(failed.error).toMatch(/^Submission failed: .*Incorrect API key provided/);
+    bodies.push(JSON.stringify(failed), await jobStorage(refused.id));
+    upstream.restore();
+
+    // 2. Accepted, then the poll is refused (not retryable) with the key in the text.
+    upstream = mockUpstream({
+      "POST api.openai.com/v1/videos": () => json(soraCreate),
+      [`GET ${new URL(job).host}${new URL(job).pathname}`]: echoAuth(400),
+    });
+    restore = upstream.restore;
+    const polled = await submitOk(acct.apiKey, { model: "openai/sora-2", prompt: "x", duration: 4 });
+    const pollFailed = await driveUntil(acct.apiKey, polled.id, "failed");
+    expect(pollFailed.error).toContain(REDACTED);
+    bodies.push(JSON.stringify(pollFailed), await jobStorage(polled.id));
+    upstream.restore();
+
+    // 3. Completed, then the download fails with the key in the text.
+    upstream = mockUpstream({
+      "POST api.openai.com/v1/videos": () => json(soraCreate),
+      [`GET ${new URL(job).host}${new URL(job).pathname}`]: () => json(soraCompleted),
+      [`GET ${new URL(job).host}${new URL(job).pathname}/content`]: echoAuth(500),
+    });
+    restore = upstream.restore;
+    const done = await submitOk(acct.apiKey, { model: "openai/sora-2", prompt: "x", duration: 4 });
+    await driveUntil(acct.apiKey, done.id, "completed");
+    const content = await call(`/videos/${done.id}/content`, { key: acct.apiKey });
+    expect(content.status).toBe(502);
+    bodies.push(await content.text(), JSON.stringify(await poll(acct.apiKey, done.id)));
+    expect(upstream.requests.some((r) => r.headers.authorization === `Bearer ${secret}`)).toBe(true);
+
+    await expectNowhere(secret, bodies);
+  });
+});
+
+describe("redaction", () => {
+  it("removes key-shaped tokens whoever they belong to, and keeps the rest of the message", () => {
+    const text =
+      "Incorrect API key provided: sk-proj-abcDEF123456789. Authorization: Bearer xyz.987654321 " +
+      "see https://x.example/v1?key=AIzaSyA-1234567890abcdefghij&alt=sse; google AIzaSyB1234567890abcdefghijkl";
+    const out = redactKeyShapes(text);
+    expect(out).toBe(
+      `Incorrect API key provided: ${REDACTED}. Authorization: Bearer ${REDACTED} ` +
+        `see https://x.example/v1?key=${REDACTED}&alt=sse; google ${REDACTED}`,
+    );
+  });
+
+  it("removes the exact credential, also URL-encoded, even when it has no known shape", () => {
+    const secret = "my key/with+odd=chars";
+    const out = redactSecrets(`a ${secret} b ${encodeURIComponent(secret)} c`, [secret]);
+    expect(out).toBe(`a ${REDACTED} b ${REDACTED} c`);
+  });
+
+  it("leaves ordinary provider messages alone", () => {
+    const text = "The model `text-embedding-3-small` does not exist or you do not have access to it.";
+    expect(redactSecrets(text, ["sk-unrelated-key-123"])).toBe(text);
+  });
+});
