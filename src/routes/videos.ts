@@ -6,7 +6,7 @@ import type { Bindings } from "../env";
 import { ApiError, conflict, notFound } from "../lib/errors";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
 import { requireManagementKey } from "../middleware/auth";
-import { toUpstreamError } from "../providers/errors";
+import { toUpstreamError, withoutSecrets } from "../providers/errors";
 import {
   ContentQuerySchema,
   IdempotencyHeaderSchema,
@@ -162,16 +162,18 @@ export const videosRoutes = createRouter()
     const job = await jobStub(c.env, id).contentTarget();
     if (!job) throw new ApiError(500, "The video job has no record of its provider");
     const current = job.current;
+    let sent: string[] = [];
     try {
       // No deadline: the body streams for as long as the client reads; a client that leaves aborts it.
       const { adapter, call } = await connect(c.env, job.workspaceId, job.region, current, c.req.raw.signal);
+      sent = [call.credential.apiKey];
       const upstream = await adapter.content(current.upstreamJobId, index, call);
       const headers = new Headers({ "Content-Type": upstream.headers.get("Content-Type") ?? "video/mp4" });
       const length = upstream.headers.get("Content-Length");
       if (length) headers.set("Content-Length", length);
       return new Response(upstream.body, { status: 200, headers });
     } catch (err) {
-      const error = toUpstreamError(err, current.provider, false);
+      const error = withoutSecrets(toUpstreamError(err, current.provider, false), sent);
       if (error.status === 404) throw notFound("The provider no longer has this video");
       throw new ApiError(502, error.message, { provider_name: current.provider });
     }
