@@ -6,6 +6,7 @@ import type { AppEnv } from "../env";
 import { type EffectivePolicy, effectivePolicy, type GuardrailRow } from "../guardrails/policy";
 import { ApiError, MANAGEMENT_ONLY_MESSAGE, unauthorized } from "../lib/errors";
 import { sha256Hex, timingSafeEqual } from "../lib/hash";
+import { LruCache } from "../lib/lru";
 
 export interface AuthContext {
   key: KeyRow;
@@ -22,9 +23,10 @@ export interface AuthContext {
 export const AUTH_CACHE_TTL_MS = 30_000;
 /** Unknown keys are remembered briefly so a flood of bad keys does not become a flood of D1 reads. */
 const NEGATIVE_TTL_MS = 10_000;
-const MAX_ENTRIES = 10_000;
+/** Past this, the least recently used record goes, so a flood of bad keys cannot push out the keys in use. */
+export const AUTH_CACHE_MAX_ENTRIES = 10_000;
 
-const cache = new Map<string, { value: AuthContext | null; expires: number }>();
+const cache = new LruCache<string, { value: AuthContext | null; expires: number }>(AUTH_CACHE_MAX_ENTRIES);
 
 export function invalidateAuthCache(): void {
   cache.clear();
@@ -38,7 +40,6 @@ async function resolve(db: D1Database, hash: string): Promise<AuthContext | null
   if (hit && hit.expires > now) return hit.value;
   const records = await loadAuthRecords(getDb(db), hash);
   const value = records && { ...records, policy: effectivePolicy(records.guardrails) };
-  if (cache.size >= MAX_ENTRIES) cache.clear();
   cache.set(hash, { value, expires: now + (value ? AUTH_CACHE_TTL_MS : NEGATIVE_TTL_MS) });
   return value;
 }
