@@ -8,6 +8,7 @@ import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/open
 import { requireManagementKey } from "../middleware/auth";
 import { toUpstreamError, withoutSecrets } from "../providers/errors";
 import {
+  CancelBodySchema,
   ContentQuerySchema,
   IdempotencyHeaderSchema,
   RotatedSecretSchema,
@@ -100,7 +101,12 @@ const cancel = createRoute({
   method: "post",
   path: "/videos/{id}/cancel",
   summary: "Cancel an unfinished video job (its reservation is released)",
-  request: { params: VideoIdParamSchema },
+  // The body is optional but still validated (before the handler runs): a malformed request must
+  // be answered 400 without cancelling anything.
+  request: {
+    params: VideoIdParamSchema,
+    body: { required: false, content: { "application/json": { schema: CancelBodySchema } } },
+  },
   responses: {
     200: jsonContent(VideoJobSchema, "The cancelled job"),
     ...errorResponses(400, 401, 404, 409, 500),

@@ -156,6 +156,9 @@ export const VideoIdParamSchema = z.object({
     .openapi({ param: { name: "id", in: "path" }, example: "gen-vid-1763822400-aB3dE5fG7hJ9kL1mN3pQ" }),
 });
 
+/** POST /videos/{id}/cancel takes no parameters: no body, or an empty JSON object. */
+export const CancelBodySchema = z.strictObject({}).openapi("VideoCancelRequest");
+
 export const ContentQuerySchema = z.object({
   index: z.coerce.number().int().min(0).max(0, "this job has a single video, index 0").optional(),
 });
