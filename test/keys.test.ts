@@ -168,6 +168,76 @@ describe("keys API", () => {
     expect(rows).toHaveLength(2);
   });
 
+  // Raw JSON: 1e999 parses to Infinity, which JSON.stringify cannot write.
+  it.each([
+    ["below one micro-dollar", '{"name":"x","limit":0.0000005}', /smallest limit is 0\.000001/],
+    ["a tiny positive", '{"name":"x","limit":1e-12}', /smallest limit is 0\.000001/],
+    ["above the maximum", '{"name":"x","limit":1000000000.01}', /largest limit is 1000000000 USD/],
+    ["a huge finite", '{"name":"x","limit":1e300}', /largest limit/],
+    ["an infinite", '{"name":"x","limit":1e999}', /body\.limit/],
+  ])("rejects a limit %s on create with 400 and creates nothing", async (_, body, message) => {
+    const acct = await createAccount();
+    const res = await call("/keys", { key: acct.managementKey, method: "POST", body });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toMatch(message);
+    const rows = await getDb(env.DB)
+      .select()
+      .from(tables.apiKeys)
+      .where(eq(tables.apiKeys.accountId, acct.accountId))
+      .all();
+    expect(rows).toHaveLength(2);
+  });
+
+  it.each([
+    ["below one micro-dollar", '{"limit":0.0000009}', /smallest limit is 0\.000001/],
+    ["above the maximum", '{"limit":2000000000}', /largest limit/],
+    ["an infinite", '{"limit":-1e999}', /body\.limit/],
+  ])("rejects a limit %s on update with 400 and leaves the key unchanged", async (_, body, message) => {
+    const acct = await createAccount();
+    const key = await createKey(acct, { limitUsd: 7 });
+    const res = await call(`/keys/${key.hash}`, { key: acct.managementKey, method: "PATCH", body });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toMatch(message);
+    const row = await getDb(env.DB)
+      .select()
+      .from(tables.apiKeys)
+      .where(eq(tables.apiKeys.hash, key.hash))
+      .get();
+    expect(row?.limitMicros).toBe(7_000_000);
+  });
+
+  it("accepts the smallest and largest limits, 0 as a cap and null as none", async () => {
+    const acct = await createAccount();
+    for (const limit of [0.000001, 1_000_000_000, 0, null]) {
+      const res = await call("/keys", {
+        key: acct.managementKey,
+        method: "POST",
+        body: { name: "x", limit },
+      });
+      expect(res.status, String(limit)).toBe(201);
+      expect(((await res.json()) as { data: { limit: number | null } }).data.limit).toBe(limit);
+    }
+    const key = await createKey(acct, { limitUsd: 7 });
+    for (const [limit, micros] of [
+      [0.000001, 1],
+      [0, 0],
+      [null, null],
+    ] as const) {
+      const res = await call(`/keys/${key.hash}`, {
+        key: acct.managementKey,
+        method: "PATCH",
+        body: { limit },
+      });
+      expect(res.status, String(limit)).toBe(200);
+      const row = await getDb(env.DB)
+        .select()
+        .from(tables.apiKeys)
+        .where(eq(tables.apiKeys.hash, key.hash))
+        .get();
+      expect(row?.limitMicros).toBe(micros);
+    }
+  });
+
   it("rejects an empty update and an unknown workspace", async () => {
     const acct = await createAccount();
     const empty = await call(`/keys/${acct.apiKeyHash}`, {

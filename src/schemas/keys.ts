@@ -1,5 +1,6 @@
 // Wire shapes of API keys: the current-key information and the keys management API.
 import { z } from "@hono/zod-openapi";
+import { MICROS_PER_USD } from "../lib/money";
 import { DataRegionSchema, DataRegionSetSchema, ResetIntervalSchema, TimestampSchema } from "./common";
 
 const usageFields = {
@@ -68,12 +69,32 @@ export const ApiKeySchema = z
   .openapi("ApiKey");
 export type ApiKey = z.infer<typeof ApiKeySchema>;
 
+/**
+ * The largest per-key cap: 1,000,000,000 USD, i.e. 1e15 micro-dollars, well inside
+ * Number.MAX_SAFE_INTEGER (~9.007e15) so the cap and the usage compared with it stay exact integers.
+ */
+export const MAX_KEY_LIMIT_USD = 1_000_000_000;
+
+/**
+ * A key's cap in USD, or null for none. 0 is a real cap (the key cannot spend); a positive cap below
+ * one micro-dollar would round to 0 silently, so it is refused. Zod rejects non-finite numbers.
+ */
+const KeyLimitSchema = z
+  .number()
+  .min(0)
+  .max(MAX_KEY_LIMIT_USD, `the largest limit is ${MAX_KEY_LIMIT_USD} USD`)
+  .refine(
+    (v) => v === 0 || v * MICROS_PER_USD >= 1,
+    "the smallest limit is 0.000001 USD (use 0 to allow no spending)",
+  )
+  .nullable();
+
 const futureTimestamp = TimestampSchema.refine((v) => Date.parse(v) > Date.now(), "must be in the future");
 
 export const CreateKeyBodySchema = z
   .object({
     name: z.string().trim().min(1).max(200),
-    limit: z.number().min(0).nullable().optional(),
+    limit: KeyLimitSchema.optional(),
     limit_reset: ResetIntervalSchema.nullable().optional(),
     include_byok_in_limit: z.boolean().optional(),
     expires_at: futureTimestamp.nullable().optional(),
@@ -87,7 +108,7 @@ export const UpdateKeyBodySchema = z
   .object({
     name: z.string().trim().min(1).max(200).optional(),
     disabled: z.boolean().optional(),
-    limit: z.number().min(0).nullable().optional(),
+    limit: KeyLimitSchema.optional(),
     limit_reset: ResetIntervalSchema.nullable().optional(),
     include_byok_in_limit: z.boolean().optional(),
     expires_at: futureTimestamp.nullable().optional(),
