@@ -15,6 +15,11 @@ export const accounts = sqliteTable("accounts", {
   defaultWorkspaceId: text("default_workspace_id"),
   /** Exempt from free-model request limits (e.g. internal or partner accounts). */
   exemptFreeLimits: bool("exempt_free_limits").notNull().default(false),
+  /**
+   * Raised by every change that can revoke access or lower a limit (keys, guardrails, assignments);
+   * the ledger refuses admissions made on an older copy, so cached auth records cannot outlive it.
+   */
+  authorityVersion: integer("authority_version").notNull().default(0),
   createdAt: createdAt(),
 });
 

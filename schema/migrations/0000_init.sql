@@ -3,6 +3,7 @@ CREATE TABLE `accounts` (
 	`name` text NOT NULL,
 	`default_workspace_id` text,
 	`exempt_free_limits` integer DEFAULT false NOT NULL,
+	`authority_version` integer DEFAULT 0 NOT NULL,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
 );
 --> statement-breakpoint

@@ -1,7 +1,8 @@
 // Admission and settlement: the two ledger calls every inference route makes around its upstream call.
 import type { Bindings } from "../env";
 import { ApiError } from "../lib/errors";
-import type { AuthContext } from "../middleware/auth";
+import { type AuthContext, refreshAuth } from "../middleware/auth";
+import { assertRegionAllowed } from "../middleware/region";
 import { admitThrough, type Background, ledgerFor, settleSoon } from "./ledger-client";
 import type { AdmitCommand, Rejection, SettleResult } from "./ledger-types";
 
@@ -51,6 +52,8 @@ export interface Settlement {
  * The account's settlements waiting in this isolate ride on the same call. With `background` (the
  * request's ExecutionContext) the isolate may get a block, against which its next requests are
  * admitted and settled with no call at all (see blocks.ts); without it, every admission is a call.
+ * An auth record older than the account's last revocation or lowered limit is re-read first (see
+ * authority.ts), with `replan` rebuilding the request under it.
  * Throws ApiError on rejection; returns the reservation to pass to settle().
  */
 export async function admit(
@@ -58,9 +61,52 @@ export async function admit(
   auth: AuthContext,
   req: AdmissionRequest,
   background?: Background,
+  replan?: Replan,
 ): Promise<Reservation> {
+  let current = auth;
+  let request = req;
+  for (let tries = 0; ; tries++) {
+    const outcome = await admitThrough(env, current.account.id, commandOf(current, request), background);
+    if (outcome.ok) {
+      return {
+        accountId: current.account.id,
+        generationId: request.generationId,
+        keyHash: current.key.hash,
+        reservedMicros: outcome.reservedMicros,
+        byok: request.byok,
+      };
+    }
+    if (outcome.rejection.reason !== "stale_authority")
+      throw rejectionError(outcome.rejection, request.model);
+    if (tries >= MAX_STALE_RETRIES) {
+      throw new ApiError(
+        503,
+        "This API key's settings are being changed; retry shortly",
+        {},
+        { "Retry-After": "1" },
+      );
+    }
+    // The key, a guardrail or an assignment changed since this isolate read them: read them again and
+    // judge the request as the middleware would (401 for a revoked key, 403 for a region), then admit
+    // it under the new limits.
+    current = await refreshAuth(env.DB, current.key.hash);
+    assertRegionAllowed(current, env.REGION);
+    if (replan) request = await replan(current);
+  }
+}
+
+/**
+ * Rebuilds the admission request under a re-read auth record (its policy may route differently);
+ * the route keeps the new record for the rest of the request.
+ */
+export type Replan = (fresh: AuthContext) => Promise<AdmissionRequest>;
+
+/** A change racing the re-reads this many times in a row answers 503 instead of looping. */
+const MAX_STALE_RETRIES = 2;
+
+function commandOf(auth: AuthContext, req: AdmissionRequest): AdmitCommand {
   const { key, account, policy } = auth;
-  const command: AdmitCommand = {
+  return {
     generationId: req.generationId,
     keyHash: key.hash,
     cap:
@@ -78,15 +124,7 @@ export async function admit(
     byok: req.byok,
     freeModel: req.isFreeModel && !req.byok && !req.exemptFromFreeLimits && !account.exemptFreeLimits,
     leaseMs: req.leaseMs,
-  };
-  const outcome = await admitThrough(env, account.id, command, background);
-  if (!outcome.ok) throw rejectionError(outcome.rejection, req.model);
-  return {
-    accountId: account.id,
-    generationId: req.generationId,
-    keyHash: key.hash,
-    reservedMicros: outcome.reservedMicros,
-    byok: req.byok,
+    authority: account.authorityVersion,
   };
 }
 

@@ -30,7 +30,7 @@ export function blockable(cmd: AdmitCommand): boolean {
 }
 
 /** A block serves requests of one key under the same cap and budgets it was reserved against. */
-const signatureOf = (cmd: AdmitCommand) => JSON.stringify([cmd.keyHash, cmd.cap, cmd.budgets]);
+const signatureOf = (cmd: AdmitCommand) => JSON.stringify([cmd.keyHash, cmd.cap, cmd.budgets, cmd.authority]);
 const free = (b: Held) => b.size - b.chargedCredits - b.holding;
 
 export class IsolateBlocks {

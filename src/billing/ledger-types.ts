@@ -79,11 +79,24 @@ export interface AdmitCommand {
   /** Subject to the free-model limits (a `:free` model, not BYOK, not exempt). */
   freeModel: boolean;
   leaseMs?: number | undefined;
+  /**
+   * The account's authority version the caller's auth record was read at (D1 `accounts.authority_version`).
+   * Older than the ledger's -> refused as `stale_authority`: the caller re-reads its auth and asks again.
+   * Absent counts as 0 (callers that hold no auth record, such as the model tests).
+   */
+  authority?: number;
 }
 
 export interface Rejection {
   status: 402 | 403 | 409 | 429;
-  reason: "balance" | "key_cap" | "budget" | "free_per_minute" | "free_per_day" | "generation_reused";
+  reason:
+    | "balance"
+    | "key_cap"
+    | "budget"
+    | "free_per_minute"
+    | "free_per_day"
+    | "generation_reused"
+    | "stale_authority";
   message: string;
   metadata: Record<string, string | number | null>;
   headers?: Record<string, string>;

@@ -25,6 +25,16 @@ import { SqlLedgerStore } from "./sql-store";
 export const PURCHASED_STALENESS_MS = 60_000;
 /** Nothing carried. */
 const NOTHING: Carried = { settles: [], reports: [] };
+/** The answer to an admission made on an auth record older than the account's authority version. */
+const STALE: AdmitOutcome = {
+  ok: false,
+  rejection: {
+    status: 409,
+    reason: "stale_authority",
+    message: "The API key's settings changed; read them again",
+    metadata: {},
+  },
+};
 /** With no open reservation left, the alarm still runs this often while settled ids await pruning. */
 const PRUNE_EVERY_MS = 86_400_000;
 
@@ -39,6 +49,8 @@ export class Ledger extends DurableObject<Bindings> {
   private readonly store: SqlLedgerStore;
   private readonly core: LedgerCore;
   private alarmAt: number | null = null;
+  /** The account's authority version (see raiseAuthority); kept in memory, stored on change. */
+  private authority: number;
   private refreshing: Promise<void> | null = null;
   /** The time source; tests replace it to cross window boundaries. */
   clock: () => number = () => Date.now();
@@ -47,6 +59,7 @@ export class Ledger extends DurableObject<Bindings> {
     super(ctx, env);
     this.store = new SqlLedgerStore(ctx.storage);
     this.core = new LedgerCore(this.store, freeLimitsFrom(env.FREE_MODEL_LIMITS));
+    this.authority = this.store.authority();
     void ctx.blockConcurrencyWhile(async () => {
       this.alarmAt = await ctx.storage.getAlarm();
     });
@@ -66,8 +79,17 @@ export class Ledger extends DurableObject<Bindings> {
     want?: BlockWant,
   ): Promise<AdmitReply> {
     await this.freshen(accountId);
+    const current = this.authority;
+    const fresh = cmds.filter((c) => (c.authority ?? 0) >= current);
     // One transaction: the hot rows (account, meters) are written once for the whole call.
-    const reply = this.store.transaction(() => this.core.admitBatch(cmds, carried, want, this.clock()));
+    const reply = this.store.transaction(() =>
+      this.core.admitBatch(fresh, carried, fresh[0] === cmds[0] ? want : undefined, this.clock()),
+    );
+    if (fresh.length < cmds.length) {
+      // Made on an auth record older than a revocation or lowered limit: the caller re-reads it.
+      const admitted = [...reply.outcomes];
+      reply.outcomes = cmds.map((c) => ((c.authority ?? 0) >= current ? admitted.shift()! : STALE));
+    }
     const { outcomes } = reply;
     const short = (o: AdmitOutcome) => !o.ok && o.rejection.reason === "balance";
     if (outcomes.some(short)) {
@@ -91,9 +113,26 @@ export class Ledger extends DurableObject<Bindings> {
     want: BlockWant,
   ): Promise<BlockGrant | null> {
     await this.freshen(accountId);
+    if ((template.authority ?? 0) < this.authority) {
+      this.recordCarried(carried);
+      return null;
+    }
     const grant = this.store.transaction(() => this.core.renewBlock(template, carried, want, this.clock()));
     if (grant) this.scheduleReclaim();
     return grant ?? null;
+  }
+
+  /**
+   * A key, guardrail or assignment of the account changed in D1 (which now holds `version`): from now
+   * on admissions made on an auth record older than that are refused as stale, so a revocation or a
+   * lowered limit holds on every ingress at once (and within BLOCK_MS for isolates holding blocks).
+   */
+  async raiseAuthority(version: number): Promise<number> {
+    if (version > this.authority) {
+      this.store.putAuthority(version);
+      this.authority = version;
+    }
+    return this.authority;
   }
 
   async settle(cmd: SettleCommand): Promise<SettleResult> {

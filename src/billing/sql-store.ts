@@ -22,6 +22,8 @@ import type { Bucket, Meter } from "./meter";
  * - blocks: room granted to isolates (src/billing/blocks.ts): size, the cumulative figures of the
  *   last report applied (its seq), whether closed, until when it counts as open; the reservation
  *   itself is in `reservations` under the block id.
+ * - authority: one row; the highest account authority version the worker reported (admissions made
+ *   on an older auth record are refused, see Ledger.raiseAuthority).
  */
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS account (
@@ -50,6 +52,7 @@ const SCHEMA = [
     seq INTEGER NOT NULL, charged_credits INTEGER NOT NULL, charged_byok INTEGER NOT NULL,
     holding INTEGER NOT NULL, closed INTEGER NOT NULL, open_until INTEGER NOT NULL, at INTEGER NOT NULL)`,
   "CREATE INDEX IF NOT EXISTS blocks_open ON blocks(closed, open_until)",
+  "CREATE TABLE IF NOT EXISTS authority (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
 ];
 
 type Row = Record<string, SqlStorageValue>;
@@ -99,6 +102,15 @@ export class SqlLedgerStore implements LedgerStore {
 
   private first(query: string, ...params: SqlStorageValue[]): Row | undefined {
     return this.sql.exec<Row>(query, ...params).toArray()[0];
+  }
+
+  /** The account's authority version as last raised (0 = never). */
+  authority(): number {
+    return num(this.first("SELECT version FROM authority WHERE id = 1")?.version);
+  }
+
+  putAuthority(version: number): void {
+    this.sql.exec("INSERT OR REPLACE INTO authority (id, version) VALUES (1, ?)", version);
   }
 
   account(): AccountState {

@@ -52,17 +52,37 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
     throw unauthorized("Malformed Authorization header; expected 'Bearer <API key>'");
   }
   const hash = await sha256Hex(match[1]!);
-  const auth = await resolve(c.env.DB, hash);
+  c.set("auth", usable(await resolve(c.env.DB, hash), hash));
+  await next();
+});
+
+/** The record, if it is the key's and the key may be used now; else the 401 saying why. */
+function usable(auth: AuthContext | null, hash: string): AuthContext {
   if (!auth || !timingSafeEqual(auth.key.hash, hash)) throw unauthorized("Invalid API key");
   if (auth.key.disabled) throw unauthorized("This API key is disabled");
   if (auth.key.expiresAt && Date.parse(auth.key.expiresAt) <= Date.now()) {
     throw unauthorized("This API key has expired");
   }
-  c.set("auth", auth);
-  await next();
-});
+  return auth;
+}
 
+/**
+ * Reads the key's records from D1 now, replacing the cached copy, and checks the key is still usable
+ * (the ledger said the cached copy predates a change: see billing/authority.ts).
+ */
+export async function refreshAuth(db: D1Database, hash: string): Promise<AuthContext> {
+  cache.delete(hash);
+  return usable(await resolve(db, hash), hash);
+}
+
+/**
+ * Management routes change what other requests may do, so they act on the key as D1 has it now,
+ * never on a cached copy (a revoked management key stops at once; these routes read D1 anyway).
+ */
 export const requireManagementKey = createMiddleware<AppEnv>(async (c, next) => {
   if (!c.get("auth").key.isManagement) throw new ApiError(403, MANAGEMENT_ONLY_MESSAGE);
+  const fresh = await refreshAuth(c.env.DB, c.get("auth").key.hash);
+  if (!fresh.key.isManagement) throw new ApiError(403, MANAGEMENT_ONLY_MESSAGE);
+  c.set("auth", fresh);
   await next();
 });

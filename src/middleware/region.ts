@@ -2,10 +2,16 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { forbidden } from "../lib/errors";
+import type { AuthContext } from "./auth";
 
 export const enforceRegion = createMiddleware<AppEnv>(async (c, next) => {
-  const region = c.env.REGION;
-  const { key, guardrails } = c.get("auth");
+  assertRegionAllowed(c.get("auth"), c.env.REGION);
+  await next();
+});
+
+/** Throws the 403 when `region` is not allowed by the key or by one of its guardrails. */
+export function assertRegionAllowed(auth: Pick<AuthContext, "key" | "guardrails">, region: string): void {
+  const { key, guardrails } = auth;
   if (!key.allowedDataRegions.includes(region)) {
     throw forbidden(
       `Requests through the '${region}' data region are not allowed for this API key ` +
@@ -23,5 +29,4 @@ export const enforceRegion = createMiddleware<AppEnv>(async (c, next) => {
       { region, guardrail_id: refusing.id },
     );
   }
-  await next();
-});
+}

@@ -1,6 +1,8 @@
 // Guardrail assignments (management keys): bulk assign/unassign API keys and members, and list them.
+
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { authorityChanged } from "../billing/authority";
 import { getDb } from "../db/client";
 import {
   accountKeys,
@@ -16,7 +18,7 @@ import {
 import type { AppEnv } from "../env";
 import { badRequest, notFound } from "../lib/errors";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
-import { invalidateAuthCache, requireManagementKey } from "../middleware/auth";
+import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
 import {
   GuardrailIdParamSchema,
@@ -147,7 +149,7 @@ export const guardrailAssignmentsRoutes = createRouter()
       });
     }
     const assigned = await assignKeys(db, id, hashes, c.get("auth").key.creatorUserId);
-    invalidateAuthCache();
+    await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ assigned_count: assigned }, 200);
   })
   .openapi(keyRoutes.unassign, async (c) => {
@@ -159,7 +161,7 @@ export const guardrailAssignmentsRoutes = createRouter()
     const keys = await accountKeys(db, c.get("auth").account.id, hashes);
     if (keys.length !== hashes.length) throw notFound("API key not found");
     const removed = await unassignKeys(db, id, hashes);
-    invalidateAuthCache();
+    await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ unassigned_count: removed }, 200);
   })
   .openapi(keyRoutes.listOne, async (c) => {
@@ -185,14 +187,14 @@ export const guardrailAssignmentsRoutes = createRouter()
       userIds,
       c.get("auth").key.creatorUserId,
     );
-    invalidateAuthCache();
+    await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ assigned_count: assigned }, 200);
   })
   .openapi(memberRoutes.unassign, async (c) => {
     const { id } = c.req.valid("param");
     const { db, userIds } = await memberTargets(c, id, c.req.valid("json").member_user_ids);
     const removed = await unassignMembers(db, id, userIds);
-    invalidateAuthCache();
+    await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ unassigned_count: removed }, 200);
   })
   .openapi(memberRoutes.listOne, async (c) => {

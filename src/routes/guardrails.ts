@@ -1,6 +1,8 @@
 // The guardrails API (management keys): create, list, read, update (or materialise the default), delete, assignments.
+
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { authorityChanged } from "../billing/authority";
 import { getCatalog } from "../catalog/cache";
 import { getDb } from "../db/client";
 import {
@@ -20,7 +22,7 @@ import { normaliseModels, normaliseProviders } from "../guardrails/lists";
 import { badRequest, conflict, notFound } from "../lib/errors";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
-import { invalidateAuthCache, requireManagementKey } from "../middleware/auth";
+import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
 import {
   CreateGuardrailBodySchema,
@@ -189,7 +191,7 @@ export const guardrailsRoutes = createRouter()
         values,
       );
       if (created) {
-        invalidateAuthCache();
+        await authorityChanged(c.env, c.get("auth").account.id);
         return c.json({ data: guardrailToWire(created) }, 200, etag(created.version));
       }
       // Another request materialised it first: apply this one as an update on top.
@@ -210,13 +212,13 @@ export const guardrailsRoutes = createRouter()
       }
       throw guardrailNotFound();
     }
-    invalidateAuthCache();
+    await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ data: guardrailToWire(updated) }, 200, etag(updated.version));
   })
   .openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid("param");
     if (!(await deleteGuardrail(getDb(c.env.DB), c.get("auth").account.id, id))) throw guardrailNotFound();
-    invalidateAuthCache();
+    await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ deleted: true as const }, 200);
   })
   .route("/", guardrailAssignmentsRoutes);

@@ -1,7 +1,9 @@
 // The keys API (management keys): create, list, read, update and delete API keys of the account.
+
 import { createRoute, z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { DATA_REGIONS } from "../../regions";
+import { authorityChanged } from "../billing/authority";
 import { readKeyUsage } from "../billing/usage";
 import { apiKeyToWire, findAccountKey, listAccountKeys } from "../db/api-keys";
 import { getDb, tables } from "../db/client";
@@ -10,7 +12,7 @@ import { badRequest, notFound } from "../lib/errors";
 import { usdToMicros } from "../lib/money";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso, toIso } from "../lib/time";
-import { invalidateAuthCache, requireManagementKey } from "../middleware/auth";
+import { requireManagementKey } from "../middleware/auth";
 import {
   ApiKeySchema,
   CreateKeyBodySchema,
@@ -170,7 +172,7 @@ export const keysRoutes = createRouter()
       .returning()
       .get();
     if (!row) throw notFound("API key not found");
-    invalidateAuthCache();
+    await authorityChanged(c.env, c.get("auth").account.id);
     const usage = await readKeyUsage(c.env, account.id, [hash]);
     return c.json({ data: apiKeyToWire(row, usage[hash]) }, 200);
   })
@@ -184,6 +186,6 @@ export const keysRoutes = createRouter()
       .returning({ hash: apiKeys.hash });
     if (deleted.length === 0) throw notFound("API key not found");
     await db.delete(guardrailKeyAssignments).where(eq(guardrailKeyAssignments.keyHash, hash));
-    invalidateAuthCache();
+    await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ deleted: true as const }, 200);
   });

@@ -55,29 +55,40 @@ export async function executeInference<T>(
   io: InferenceIo,
   spec: InferenceSpec<T>,
 ): Promise<InferenceResult<T>> {
-  const { env, auth, executionCtx } = io;
+  const { env, executionCtx } = io;
+  let auth = io.auth;
   const generationId = newGenerationId();
-  const [catalog, context, route] = await Promise.all([
-    getCatalog(env.DB),
-    routeContextFor(env, auth),
-    applyModelPreset(env, auth, spec.route),
-  ]);
   const adapterFits = {
     param: spec.capability,
     hard: true,
     fits: (e: { adapter: string }) => supports(e.adapter, spec.capability),
   };
-  const plan = planRoute(
-    { ...route, requirements: [adapterFits, ...(route.requirements ?? [])] },
-    { catalog, region: env.REGION, ...context },
-  );
-  assertRoutable(plan);
+  /** The plan under one auth record's policy (again under a re-read one, see admit's replan). */
+  const planUnder = async (a: AuthContext) => {
+    const [catalog, context, route] = await Promise.all([
+      getCatalog(env.DB),
+      routeContextFor(env, a),
+      applyModelPreset(env, a, spec.route),
+    ]);
+    const plan = planRoute(
+      { ...route, requirements: [adapterFits, ...(route.requirements ?? [])] },
+      { catalog, region: env.REGION, ...context },
+    );
+    assertRoutable(plan);
+    return { context, plan };
+  };
+  let { context, plan } = await planUnder(auth);
 
   const reservation = await admit(
     env,
     auth,
     admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs),
     executionCtx,
+    async (fresh) => {
+      auth = fresh;
+      ({ context, plan } = await planUnder(fresh));
+      return admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs);
+    },
   );
 
   const base = {

@@ -1,0 +1,153 @@
+// Stale authority: a key revoked, re-scoped or limited elsewhere (another isolate, another ingress)
+// stops being honoured by this isolate's cached copy within BLOCK_MS, because the ledger refuses
+// admissions made on an auth record older than the account's authority version.
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { raiseAuthority } from "../src/billing/authority";
+import { BLOCK_GRACE_MS, BLOCK_MS } from "../src/billing/blocks";
+import { ledgerFor } from "../src/billing/ledger-client";
+import { getDb, tables } from "../src/db/client";
+import { usdToMicros } from "../src/lib/money";
+import { createAccount, createKey, type TestAccount } from "./helpers/accounts";
+import { call, errorOf } from "./helpers/http";
+
+const db = () => getDb(env.DB);
+const embed = (key: string, region: "global" | "europe" = "global") =>
+  call("/embeddings", {
+    method: "POST",
+    key,
+    region,
+    body: { model: "sandbox/embed-small", input: "hello there" },
+  });
+
+/**
+ * A change made through another isolate: D1 written and the ledger told, while this isolate's
+ * cache still holds the old record (the route that made it would clear only its own isolate's).
+ */
+async function changedElsewhere(acct: TestAccount, change: () => Promise<unknown>) {
+  await change();
+  await raiseAuthority(env, acct.accountId);
+}
+
+/** Whatever this isolate admits against a block it holds stops when the block's time ends. */
+const blockTimeEnds = () => new Promise((r) => setTimeout(r, BLOCK_MS + BLOCK_GRACE_MS + 50));
+
+async function warm(key: string, times = 3) {
+  for (let i = 0; i < times; i++) expect((await embed(key)).status).toBe(200);
+}
+
+describe("changes made elsewhere take effect here within BLOCK_MS", () => {
+  it("a lowered key cap is enforced, not just reported", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const key = await createKey(acct, { limitUsd: 1 });
+    await warm(key.key);
+    await changedElsewhere(acct, () =>
+      db()
+        .update(tables.apiKeys)
+        .set({ limitMicros: usdToMicros(0.000001) })
+        .where(eq(tables.apiKeys.hash, key.hash)),
+    );
+    await blockTimeEnds();
+    const res = await embed(key.key);
+    expect(res.status).toBe(402);
+    expect((await errorOf(res)).message).toMatch(/limit/i);
+  });
+
+  it("a deleted key stops authenticating inference requests", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const key = await createKey(acct);
+    await warm(key.key);
+    await changedElsewhere(acct, () => db().delete(tables.apiKeys).where(eq(tables.apiKeys.hash, key.hash)));
+    await blockTimeEnds();
+    const res = await embed(key.key);
+    expect(res.status).toBe(401);
+    expect((await errorOf(res)).message).toBe("Invalid API key");
+  });
+
+  it("a disabled key stops, and so does a region taken away from it", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const disabled = await createKey(acct);
+    const regional = await createKey(acct);
+    await warm(disabled.key);
+    expect((await embed(regional.key, "europe")).status).toBe(200);
+    await changedElsewhere(acct, () =>
+      db().batch([
+        db().update(tables.apiKeys).set({ disabled: true }).where(eq(tables.apiKeys.hash, disabled.hash)),
+        db()
+          .update(tables.apiKeys)
+          .set({ allowedDataRegions: ["global"] })
+          .where(eq(tables.apiKeys.hash, regional.hash)),
+      ]),
+    );
+    await blockTimeEnds();
+    const off = await embed(disabled.key);
+    expect(off.status).toBe(401);
+    expect((await errorOf(off)).message).toBe("This API key is disabled");
+    const europe = await embed(regional.key, "europe");
+    expect(europe.status).toBe(403);
+    expect((await errorOf(europe)).metadata).toMatchObject({ region: "europe" });
+    expect((await embed(regional.key, "global")).status).toBe(200);
+  });
+
+  it("a lowered guardrail budget refuses further spend", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await db()
+      .insert(tables.guardrails)
+      .values({
+        id: acct.defaultGuardrailId,
+        accountId: acct.accountId,
+        workspaceId: acct.workspaceId,
+        name: "Team budget",
+        limitMicros: usdToMicros(1),
+      });
+    await warm(acct.apiKey);
+    await changedElsewhere(acct, () =>
+      db()
+        .update(tables.guardrails)
+        .set({ limitMicros: 1 })
+        .where(eq(tables.guardrails.id, acct.defaultGuardrailId)),
+    );
+    await blockTimeEnds();
+    const res = await embed(acct.apiKey);
+    expect(res.status).toBe(403);
+    expect((await errorOf(res)).message).toMatch(/Team budget/);
+  });
+
+  it("an unchanged key keeps being served from the cache after another key's change", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const other = await createKey(acct);
+    await warm(acct.apiKey);
+    await changedElsewhere(acct, () =>
+      db().update(tables.apiKeys).set({ disabled: true }).where(eq(tables.apiKeys.hash, other.hash)),
+    );
+    await blockTimeEnds();
+    await warm(acct.apiKey, 2);
+  });
+});
+
+describe("the management routes raise the authority", () => {
+  it("PATCH /keys raises the account's version in D1 and in the ledger", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const res = await call(`/keys/${acct.apiKeyHash}`, {
+      method: "PATCH",
+      key: acct.managementKey,
+      body: { limit: 0.5 },
+    });
+    expect(res.status).toBe(200);
+    const [row] = await db().select().from(tables.accounts).where(eq(tables.accounts.id, acct.accountId));
+    expect(row!.authorityVersion).toBe(1);
+    expect(await ledgerFor(env, acct.accountId).raiseAuthority(0)).toBe(1);
+  });
+
+  it("a deleted management key is refused at once, cache or not", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    expect((await call("/keys", { key: acct.managementKey })).status).toBe(200);
+    const hash = (
+      await db().select().from(tables.apiKeys).where(eq(tables.apiKeys.accountId, acct.accountId))
+    ).find((k) => k.isManagement)!.hash;
+    await db().delete(tables.apiKeys).where(eq(tables.apiKeys.hash, hash));
+    const res = await call("/keys", { key: acct.managementKey });
+    expect(res.status).toBe(401);
+  });
+});
