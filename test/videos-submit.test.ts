@@ -1,10 +1,12 @@
 // POST /videos: every validation rule, Idempotency-Key semantics, and the reservation made at submission.
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import app from "../src/app";
+import { readLedgerStatus } from "../src/billing/usage";
 import { getDb, tables } from "../src/db/client";
 import { createAccount } from "./helpers/accounts";
-import { call, errorOf } from "./helpers/http";
+import { BASE, call, errorOf } from "./helpers/http";
 import { BLOCKED_URLS } from "./helpers/ssrf-corpus";
 import { driveUntil, submit, submitOk } from "./helpers/videos";
 
@@ -207,5 +209,75 @@ describe("billing at submission", () => {
       .from(tables.videoJobs)
       .where(eq(tables.videoJobs.accountId, acct.accountId));
     expect(rows).toEqual([]);
+  });
+
+  describe("after admission fails", () => {
+    /** The binding, except that statements on video_jobs matching `failing` fail as D1 would. */
+    function failingDb(failing: RegExp): D1Database {
+      const broken = {
+        bind: () => broken,
+        run: () => Promise.reject(new Error("D1_ERROR: disk I/O error: SQLITE_IOERR")),
+        all: () => Promise.reject(new Error("D1_ERROR: disk I/O error: SQLITE_IOERR")),
+        raw: () => Promise.reject(new Error("D1_ERROR: disk I/O error: SQLITE_IOERR")),
+        first: () => Promise.reject(new Error("D1_ERROR: disk I/O error: SQLITE_IOERR")),
+      };
+      return new Proxy(env.DB, {
+        get(target, prop) {
+          if (prop === "prepare") {
+            return (sql: string) => (failing.test(sql) ? broken : target.prepare(sql));
+          }
+          const value: unknown = Reflect.get(target, prop);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    }
+
+    async function submitWith(key: string, overrides: Partial<Cloudflare.Env>) {
+      const ctx = createExecutionContext();
+      const req = new Request(`${BASE}/videos`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ ...base, duration: 4 }),
+      });
+      const res = await app.fetch(req, { ...env, REGION: "global", ...overrides }, ctx);
+      await waitOnExecutionContext(ctx);
+      return res;
+    }
+
+    async function expectNothingReserved(acct: { accountId: string; apiKeyHash: string }) {
+      const status = await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash]);
+      expect(status.account.reserved).toBe(0);
+      expect(status.keys[acct.apiKeyHash]!.reserved).toEqual({ credits: 0, byok: 0 });
+    }
+
+    it("releases the reservation when the job row cannot be written, and answers 500", async () => {
+      const acct = await createAccount({ creditsUsd: 1 });
+      const log = vi.spyOn(console, "error").mockImplementation(() => {});
+      const res = await submitWith(acct.apiKey, { DB: failingDb(/^insert into "video_jobs"/i) });
+      expect(res.status).toBe(500);
+      expect((await errorOf(res)).message).toBe("Internal server error");
+      expect(log).toHaveBeenCalled();
+      await expectNothingReserved(acct);
+      // The whole credit is there for the next job.
+      await submitOk(acct.apiKey, { ...base, duration: 4 });
+    });
+
+    it("releases the reservation when the job cannot start and its row cannot be marked failed", async () => {
+      const acct = await createAccount({ creditsUsd: 1 });
+      vi.spyOn(console, "error").mockImplementation(() => {});
+      const jobs = {
+        idFromName: (name: string) => env.VIDEO_JOBS.idFromName(name),
+        get: () => ({
+          start: () => Promise.reject(new Error("Durable Object reset because its code was updated")),
+        }),
+      } as unknown as Cloudflare.Env["VIDEO_JOBS"];
+      const res = await submitWith(acct.apiKey, {
+        VIDEO_JOBS: jobs,
+        DB: failingDb(/^update "video_jobs"/i),
+      });
+      expect(res.status).toBe(500);
+      await errorOf(res);
+      await expectNothingReserved(acct);
+    });
   });
 });

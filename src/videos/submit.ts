@@ -1,6 +1,6 @@
 // POST /videos: idempotency, route plan, reservation, the D1 row and the job's Durable Object.
 import type { DataRegion } from "../../regions";
-import { admit, settle } from "../billing/admission";
+import { admit, type Reservation, settle } from "../billing/admission";
 import { getCatalog } from "../catalog/cache";
 import { findModel } from "../catalog/types";
 import type { Bindings } from "../env";
@@ -10,7 +10,7 @@ import type { AuthContext } from "../middleware/auth";
 import type { VideoSubmitRequest } from "../providers/types";
 import { filterTexts } from "../routing/content-filters";
 import { routeContextFor } from "../routing/context";
-import { assertRoutable, planRoute } from "../routing/plan";
+import { assertRoutable, type PlannedAttempt, planRoute } from "../routing/plan";
 import { applyModelPreset } from "../routing/preset";
 import type { VideoJobWire, VideoRequest } from "../schemas/videos";
 import { newGenerationId, newVideoJobId } from "./ids";
@@ -125,6 +125,62 @@ export async function submitVideo(
     leaseMs: JOB_TTL_MS + 60 * 60 * 1000,
   });
 
+  const job = {
+    id: jobId,
+    generationId,
+    hash,
+    idempotencyKey,
+    attempts: plan.attempts,
+    seconds,
+    reservation,
+  };
+  try {
+    return await startJob(env, auth, body, job);
+  } catch (err) {
+    // Whatever failed after admission, the money must not stay held until the lease (hours for video).
+    await release(env, reservation);
+    throw err;
+  }
+}
+
+/** Settles the reservation at 0; a failure is logged and the lease reclaims it, so the first error stands. */
+async function release(env: Bindings, reservation: Reservation): Promise<void> {
+  try {
+    await settle(env, reservation, { actualMicros: 0, isByok: reservation.byok });
+  } catch (err) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        message: "video reservation release failed; its lease reclaims it",
+        generation_id: reservation.generationId,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
+  }
+}
+
+interface AdmittedJob {
+  id: string;
+  generationId: string;
+  hash: string;
+  idempotencyKey: string | undefined;
+  attempts: PlannedAttempt[];
+  seconds: number;
+  reservation: Reservation;
+}
+
+/**
+ * Writes the row and starts the job's Durable Object, which then owns the reservation. Throws on any
+ * failure before that, and the caller releases the reservation (settling twice is harmless).
+ */
+async function startJob(
+  env: Bindings,
+  auth: AuthContext,
+  body: VideoRequest,
+  job: AdmittedJob,
+): Promise<VideoJobWire> {
+  const { id: jobId, generationId, hash, idempotencyKey, attempts, seconds, reservation } = job;
+  const chosenModel = attempts[0]!.model;
   const row = {
     id: jobId,
     accountId: auth.account.id,
@@ -160,7 +216,7 @@ export async function submitVideo(
     deadlineAt: now + JOB_TTL_MS,
     request: adapterRequest(body),
     providerOptions: body.provider?.options ?? {},
-    plan: plan.attempts.map((a) => ({
+    plan: attempts.map((a) => ({
       modelSlug: a.model.slug,
       endpointId: a.endpoint.id,
       credential: a.credential,
@@ -186,13 +242,22 @@ export async function submitVideo(
   try {
     await env.VIDEO_JOBS.get(env.VIDEO_JOBS.idFromName(jobId)).start(state);
   } catch (err) {
+    // The row says so if D1 lets it; either way the start's error is the one that answers.
     await syncJob(env.DB, {
       ...state,
       status: "failed",
       costMicros: 0,
       error: "The job could not be started",
-    });
-    await settle(env, reservation, { actualMicros: 0, isByok: reservation.byok });
+    }).catch((syncErr: unknown) =>
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "video job row could not be marked failed",
+          job_id: jobId,
+          error: syncErr instanceof Error ? syncErr.message : String(syncErr),
+        }),
+      ),
+    );
     throw err;
   }
   return jobToWire({ ...row, costMicros: null, isByok: false, error: null });
