@@ -1,4 +1,4 @@
-// Wire pieces shared by many routes: the error envelope, data regions, timestamps, pagination.
+// Wire pieces shared by many routes: the error envelope, data regions, timestamps, bounded passthrough JSON.
 import { z } from "@hono/zod-openapi";
 import { DATA_REGIONS } from "../../regions";
 
@@ -25,3 +25,42 @@ export const DataRegionSetSchema = z
 export const ResetIntervalSchema = z.enum(["daily", "weekly", "monthly"]);
 
 export const TimestampSchema = z.iso.datetime({ offset: true });
+
+/** Bounds on caller JSON the gateway keeps or forwards without knowing its shape. */
+export interface JsonBounds {
+  /** Containers (objects and arrays) nested inside one another, the outermost counting as 1. */
+  maxDepth: number;
+  /** Length of the value's JSON text. */
+  maxChars: number;
+}
+
+export const PASSTHROUGH_MAX_DEPTH = 32;
+
+/**
+ * Why `value` is unfit to pass through (too deeply nested or too large), or null. The walk keeps
+ * its own stack, so hostile nesting cannot overflow the call stack here, and it stops at the first
+ * container past the limit; only a value of bounded depth is serialised to measure its size.
+ */
+export function jsonBoundsProblem(value: unknown, bounds: JsonBounds): string | null {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (item === null || typeof item !== "object") continue;
+    if (depth > bounds.maxDepth) return `must not be nested deeper than ${bounds.maxDepth} levels`;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  const chars = JSON.stringify(value)?.length ?? 0;
+  if (chars > bounds.maxChars) return `must not be larger than ${bounds.maxChars} characters of JSON`;
+  return null;
+}
+
+/**
+ * Free-form JSON accepted as is (trace metadata, provider options), bounded so that nothing
+ * downstream (hashing, storage, logging) meets unbounded depth or size: a 400 naming the field.
+ */
+export function boundedJson<T extends z.ZodType>(schema: T, bounds: JsonBounds): T {
+  return schema.superRefine((value, ctx) => {
+    const problem = jsonBoundsProblem(value, bounds);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+}

@@ -1,15 +1,19 @@
 // Request pieces shared by the speech and video bodies: trace metadata, provider passthrough, user ids.
 import { z } from "@hono/zod-openapi";
+import { boundedJson, PASSTHROUGH_MAX_DEPTH } from "./common";
 
 const TRACE_KEYS = ["trace_id", "trace_name", "span_name", "generation_name", "parent_span_id"] as const;
 
 /**
  * Observability metadata: the known keys are strings; other keys pass through to logging. Bounded
- * like `metadata` elsewhere in the API (keys of at most 64 characters, at most 16 extra keys), so a
- * trace can never grow a record without limit.
+ * like `metadata` elsewhere in the API (keys of at most 64 characters, at most 16 extra keys), and
+ * in depth and size (room for every key at its longest string), so a trace can never grow a record
+ * without limit.
  */
-export const TraceSchema = z
-  .record(z.string().max(64, "trace keys are at most 64 characters"), z.unknown())
+export const TraceSchema = boundedJson(
+  z.record(z.string().max(64, "trace keys are at most 64 characters"), z.unknown()),
+  { maxDepth: PASSTHROUGH_MAX_DEPTH, maxChars: 32 * 1024 },
+)
   .superRefine((trace, ctx) => {
     for (const key of TRACE_KEYS) {
       const value = trace[key];
@@ -31,9 +35,15 @@ export const TraceSchema = z
       "Observability metadata; trace_id, trace_name, span_name, generation_name, parent_span_id are special",
   });
 
-/** Passthrough configuration: `options` keyed by provider slug; only the chosen provider's entry is sent. */
+/**
+ * Passthrough configuration: `options` keyed by provider slug; only the chosen provider's entry is
+ * sent. All entries are kept with the job until it ends, so they are bounded together.
+ */
 export const ProviderPassthroughSchema = z.object({
-  options: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  options: boundedJson(z.record(z.string(), z.record(z.string(), z.unknown())), {
+    maxDepth: PASSTHROUGH_MAX_DEPTH,
+    maxChars: 128 * 1024,
+  }).optional(),
 });
 
 export const EndUserSchema = z
