@@ -40,6 +40,25 @@ describe("checkWebhookUrl", () => {
     });
   });
 
+  it("refuses userinfo even when empty, which the URL parser drops", () => {
+    for (const u of [
+      "https://:@example.com/",
+      "https://@example.com/",
+      "https:@example.com/",
+      "https:\\\\:@example.com/",
+      "HTTPS://:@example.com/",
+    ]) {
+      // The parsed URL shows no credentials at all: only the raw text gives them away.
+      expect(new URL(u).href, u).toBe("https://example.com/");
+      expect(checkWebhookUrl(u), u).toEqual({ ok: false, reason: "the URL must not carry credentials" });
+    }
+    expect(checkWebhookUrl("https://:\t@example.com/")).toMatchObject({ ok: false });
+    // An @ after the authority is part of the path, query or fragment.
+    for (const u of ["https://example.com/@x", "https://example.com/?a=@x", "https://example.com/#@x"]) {
+      expect(checkWebhookUrl(u), u).toMatchObject({ ok: true });
+    }
+  });
+
   it("parses IPv6 forms, rejecting malformed ones", () => {
     expect(parseIpv6("::1")).toEqual([0, 0, 0, 0, 0, 0, 0, 1]);
     expect(parseIpv6("::ffff:127.0.0.1")).toEqual([0, 0, 0, 0, 0, 0xffff, 0x7f00, 1]);

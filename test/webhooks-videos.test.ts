@@ -187,6 +187,30 @@ describe("webhook settings", () => {
     expect(JSON.stringify(await read.json())).not.toContain(b.secret.slice(6));
   });
 
+  it("refuse an empty userinfo (https://:@host) as callback_url and as the default, sending nothing", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const fetchSpy = vi.spyOn(globalThis, "fetch");
+    const url = "https://:@hooks.example.com/video";
+    const submitted = await call("/videos", {
+      key: acct.apiKey,
+      method: "POST",
+      body: { ...body, callback_url: url },
+    });
+    expect(submitted.status).toBe(400);
+    expect((await errorOf(submitted)).message).toContain("body.callback_url: not an allowed webhook URL");
+    const jobs = await getDb(env.DB)
+      .select()
+      .from(tables.videoJobs)
+      .where(eq(tables.videoJobs.accountId, acct.accountId));
+    expect(jobs).toEqual([]);
+    const set = await call("/videos/webhook", { key: acct.managementKey, method: "PUT", body: { url } });
+    expect(set.status).toBe(400);
+    expect((await errorOf(set)).message).toContain("must not carry credentials");
+    const read = await call("/videos/webhook", { key: acct.managementKey });
+    expect(await read.json()).toMatchObject({ data: { url: null } });
+    expect(fetchSpy).not.toHaveBeenCalled();
+  });
+
   it(`refuse ${BLOCKED_URLS.length} unsafe default URLs without contacting any, and clear with null`, async () => {
     const acct = await createAccount();
     const fetchSpy = vi.spyOn(globalThis, "fetch");

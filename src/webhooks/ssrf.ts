@@ -114,6 +114,25 @@ function v6Blocked(g: number[]): boolean {
 
 const deny = (reason: string): UrlVerdict => ({ ok: false, reason });
 
+/** Whether `raw` holds a space or control character, which the parser would silently strip or drop. */
+function hasControlOrSpace(raw: string): boolean {
+  for (let i = 0; i < raw.length; i++) {
+    const code = raw.charCodeAt(i);
+    if (code <= 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether the URL as written has userinfo: an `@` in its authority. The parser drops an empty one
+ * (`https://:@host/` becomes `https://host/`), so this reads the raw text; like the parser, it
+ * takes backslashes for slashes and allows any number of them after the scheme.
+ */
+function hasUserinfo(raw: string): boolean {
+  const afterScheme = raw.replace(/^[A-Za-z][A-Za-z0-9+.-]*:[/\\]*/, "");
+  return (afterScheme.split(/[/\\?#]/, 1)[0] ?? "").includes("@");
+}
+
 /**
  * Decides whether the gateway may POST to `raw`. The WHATWG parser already normalises decimal,
  * octal, hex and shortened IPv4 forms (`https://0x7f.1/` has hostname `127.0.0.1`), so range checks
@@ -122,6 +141,7 @@ const deny = (reason: string): UrlVerdict => ({ ok: false, reason });
  */
 export function checkWebhookUrl(raw: string): UrlVerdict {
   if (raw.length > 2048) return deny("the URL is longer than 2048 characters");
+  if (hasControlOrSpace(raw)) return deny("the URL must not contain spaces or control characters");
   let url: URL;
   try {
     url = new URL(raw);
@@ -129,7 +149,7 @@ export function checkWebhookUrl(raw: string): UrlVerdict {
     return deny("the URL cannot be parsed");
   }
   if (url.protocol !== "https:") return deny("the URL must use https");
-  if (url.username || url.password) return deny("the URL must not carry credentials");
+  if (url.username || url.password || hasUserinfo(raw)) return deny("the URL must not carry credentials");
   if (url.port !== "") return deny("the URL must use the default HTTPS port");
   const host = url.hostname.toLowerCase().replace(/\.+$/, "");
   if (host === "") return deny("the URL has no host");
