@@ -16,11 +16,53 @@ const ALLOWED_URLS = [
   "https://sub.domain.example.org/a/b",
 ];
 
+/** Forms the corpus must cover (issue 14): userinfo tricks, disguised IPv4, mapped IPv6, name variants. */
+const REQUIRED_CASES = [
+  "https://user@127.0.0.1/video",
+  "https://hooks.example.com@127.0.0.1/video",
+  "https://:@hooks.example.com/video",
+  "https://[::ffff:127.0.0.1]/video",
+  "https://[::ffff:7f00:1]/video",
+  "https://2130706433/video",
+  "https://0177.0.0.1/video",
+  "https://0x7f.1/video",
+  "https://127.1/video",
+  "https://169.254.169.254/latest/meta-data/",
+  "https://100.64.0.1/video",
+  "https://LOCALHOST./video",
+  "https://foo.localhost/video",
+  "https://[::1]/video",
+  "https://[fd12:3456:789a::1]/video",
+  "https://[fe80::1]/video",
+  "http://hooks.example.com/video",
+  "https://hooks.example.com:8443/video",
+];
+
+const isInternal = (url: string) => !checkWebhookUrl(url.replace(/^http:/, "https:")).ok;
+
+/**
+ * A receiver at hooks.example.com that answers 302 to an internal address. Like the runtime, the
+ * mock follows the redirect itself (through the spied fetch, so the hop is counted) unless the
+ * caller asked for `redirect: "manual"`.
+ */
+function redirectingReceiver(location = "http://127.0.0.1/admin") {
+  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const req = new Request(input, init);
+    if (new URL(req.url).hostname !== "hooks.example.com") return new Response("internal", { status: 200 });
+    if ((init?.redirect ?? "follow") === "follow") return globalThis.fetch(location, { method: req.method });
+    return new Response(null, { status: 302, headers: { Location: location } });
+  });
+  return {
+    urls: () => spy.mock.calls.map(([input]) => new Request(input).url),
+  };
+}
+
 afterEach(() => vi.restoreAllMocks());
 
 describe("checkWebhookUrl", () => {
   it("refuses a corpus of more than 60 internal or malformed targets", () => {
     expect(BLOCKED_URLS.length).toBeGreaterThanOrEqual(60);
+    expect(BLOCKED_URLS).toEqual(expect.arrayContaining(REQUIRED_CASES));
     const accepted = BLOCKED_URLS.filter((u) => checkWebhookUrl(u).ok);
     expect(accepted).toEqual([]);
   });
@@ -88,5 +130,39 @@ describe("delivery re-checks the URL", () => {
       .where(eq(tables.webhookDeliveries.jobId, jobId));
     expect(rows).toHaveLength(BLOCKED_URLS.length);
     expect(rows.every((r) => r.statusCode === null && r.error?.startsWith("URL refused"))).toBe(true);
+  });
+});
+
+describe("delivery never follows a redirect", () => {
+  it("records a 302 to an internal address as a failed attempt, with no request to that address", async () => {
+    const acct = await createAccount();
+    const jobId = `job-${crypto.randomUUID()}`;
+    const locations = ["http://127.0.0.1/", "https://169.254.169.254/latest/meta-data/", "https://[::1]/"];
+    for (const [i, location] of locations.entries()) {
+      const receiver = redirectingReceiver(location);
+      const event = {
+        jobId,
+        workspaceId: acct.workspaceId,
+        webhookId: `msg_${i}`,
+        url: "https://hooks.example.com/video",
+        body: "{}",
+      };
+      const outcome = await attemptDelivery(env, event, i + 1);
+      expect(outcome, location).toEqual({
+        ok: false,
+        statusCode: 302,
+        error: "redirect not followed",
+        retry: true,
+      });
+      // One outbound request, to the receiver itself; none to the address it pointed at.
+      expect(receiver.urls(), location).toEqual(["https://hooks.example.com/video"]);
+      expect(receiver.urls().filter(isInternal), location).toEqual([]);
+      vi.restoreAllMocks();
+    }
+    const rows = await getDb(env.DB)
+      .select()
+      .from(tables.webhookDeliveries)
+      .where(eq(tables.webhookDeliveries.jobId, jobId));
+    expect(rows.map((r) => r.statusCode)).toEqual([302, 302, 302]);
   });
 });

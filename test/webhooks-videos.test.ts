@@ -144,6 +144,50 @@ describe("completion webhook", () => {
     for (const secret of [old, current]) new Webhook(secret).verify(seen[0]!.body, seen[0]!.headers);
   });
 
+  it("does not follow a receiver's redirect to an internal address, on any attempt", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    // Like the runtime, the mock follows a redirect (through the spied fetch) unless told "manual".
+    const fetchSpy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const req = new Request(input, init);
+      if (new URL(req.url).hostname !== "hooks.example.com") return new Response("internal", { status: 200 });
+      if ((init?.redirect ?? "follow") === "follow") return globalThis.fetch("http://127.0.0.1/", init);
+      return new Response(null, { status: 302, headers: { Location: "http://127.0.0.1/" } });
+    });
+    const job = await submitOk(acct.apiKey, { ...body, callback_url: "https://hooks.example.com/moved" });
+    await driveUntil(acct.apiKey, job.id, "completed");
+    await step(job.id);
+    await step(job.id);
+    const urls = fetchSpy.mock.calls.map(([input]) => new Request(input).url);
+    expect(urls.length).toBeGreaterThanOrEqual(3);
+    expect(urls.every((u) => u === "https://hooks.example.com/moved")).toBe(true);
+    const rows = await getDb(env.DB)
+      .select()
+      .from(tables.webhookDeliveries)
+      .where(eq(tables.webhookDeliveries.jobId, job.id));
+    expect(rows).toHaveLength(urls.length);
+    expect(rows.every((r) => r.statusCode === 302 && r.error === "redirect not followed")).toBe(true);
+  });
+
+  it(`refuse ${BLOCKED_URLS.length} unsafe callback_url values: 400, no job, no outbound request`, async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const fetchSpy = vi.spyOn(globalThis, "fetch");
+    for (const url of BLOCKED_URLS) {
+      const res = await call("/videos", {
+        key: acct.apiKey,
+        method: "POST",
+        body: { ...body, callback_url: url },
+      });
+      expect(res.status, url).toBe(400);
+      expect((await errorOf(res)).message, url).toContain("body.callback_url");
+    }
+    expect(fetchSpy).toHaveBeenCalledTimes(0);
+    const jobs = await getDb(env.DB)
+      .select()
+      .from(tables.videoJobs)
+      .where(eq(tables.videoJobs.accountId, acct.accountId));
+    expect(jobs).toEqual([]);
+  });
+
   it("sends nothing when no URL applies", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const fetchSpy = vi.spyOn(globalThis, "fetch");
