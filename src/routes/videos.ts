@@ -5,7 +5,7 @@ import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { ApiError, conflict, notFound } from "../lib/errors";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
-import { requireManagementKey } from "../middleware/auth";
+import { type AuthContext, requireManagementKey } from "../middleware/auth";
 import { toUpstreamError, withoutSecrets } from "../providers/errors";
 import {
   CancelBodySchema,
@@ -18,7 +18,7 @@ import {
   VideoRequestSchema,
   WebhookSettingsSchema,
 } from "../schemas/videos";
-import { findAccountJob, jobToWire } from "../videos/store";
+import { findWorkspaceJob, jobToWire } from "../videos/store";
 import { submitVideo } from "../videos/submit";
 import { connect } from "../videos/upstream";
 import { ROTATION_GRACE_MS, rotateWorkspaceSecret } from "../webhooks/secrets";
@@ -123,6 +123,9 @@ async function webhookSettings(d1: D1Database, workspaceId: string) {
   return { url: row.url, secret_configured: row.secret != null };
 }
 
+/** Whose jobs a request may see: its key's workspace's. */
+const callerOf = (auth: AuthContext) => ({ accountId: auth.account.id, workspaceId: auth.key.workspaceId });
+
 const jobStub = (env: Bindings, id: string) => env.VIDEO_JOBS.get(env.VIDEO_JOBS.idFromName(id));
 
 // The static /videos/webhook paths are registered before /videos/{id} so they win the match.
@@ -154,14 +157,14 @@ export const videosRoutes = createRouter()
     return c.json(await submitVideo(c.env, c.get("auth"), c.req.valid("json"), key), 200);
   })
   .openapi(poll, async (c) => {
-    const row = await findAccountJob(c.env.DB, c.get("auth").account.id, c.req.valid("param").id);
+    const row = await findWorkspaceJob(c.env.DB, callerOf(c.get("auth")), c.req.valid("param").id);
     if (!row) throw notFound("Video job not found");
     return c.json(jobToWire(row), 200);
   })
   .openapi(content, async (c) => {
     const { id } = c.req.valid("param");
     const index = c.req.valid("query").index ?? 0;
-    const row = await findAccountJob(c.env.DB, c.get("auth").account.id, id);
+    const row = await findWorkspaceJob(c.env.DB, callerOf(c.get("auth")), id);
     if (!row) throw notFound("Video job not found");
     if (row.status !== "completed")
       throw conflict(`The video job is ${row.status}; content exists only once it is completed`);
@@ -186,10 +189,10 @@ export const videosRoutes = createRouter()
   })
   .openapi(cancel, async (c) => {
     const { id } = c.req.valid("param");
-    const row = await findAccountJob(c.env.DB, c.get("auth").account.id, id);
+    const row = await findWorkspaceJob(c.env.DB, callerOf(c.get("auth")), id);
     if (!row) throw notFound("Video job not found");
     const outcome = await jobStub(c.env, id).cancel();
     if (!outcome.ok) throw conflict(`The video job is already ${outcome.status}`);
-    const fresh = await findAccountJob(c.env.DB, c.get("auth").account.id, id);
+    const fresh = await findWorkspaceJob(c.env.DB, callerOf(c.get("auth")), id);
     return c.json(jobToWire(fresh ?? row), 200);
   });

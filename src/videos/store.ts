@@ -24,15 +24,25 @@ export function jobToWire(
   return wire;
 }
 
-export async function findAccountJob(
+/**
+ * The job, if it was submitted in the caller's workspace. A job is a workspace's resource (made with its
+ * credentials, notifying its webhook): keys of another workspace, even of the same account, do not find it.
+ */
+export async function findWorkspaceJob(
   d1: D1Database,
-  accountId: string,
+  caller: { accountId: string; workspaceId: string },
   id: string,
 ): Promise<VideoJobRow | undefined> {
   return getDb(d1)
     .select()
     .from(videoJobs)
-    .where(and(eq(videoJobs.id, id), eq(videoJobs.accountId, accountId)))
+    .where(
+      and(
+        eq(videoJobs.id, id),
+        eq(videoJobs.accountId, caller.accountId),
+        eq(videoJobs.workspaceId, caller.workspaceId),
+      ),
+    )
     .get();
 }
 
