@@ -113,7 +113,7 @@ describe("POST /audio/speech", () => {
 
   it("fails over to the next endpoint before the first byte", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    const res = await speak(acct.apiKey, {
+    const { res, settled } = await post("/audio/speech", acct.apiKey, {
       model: "sandbox/tts-failover",
       voice: "alloy",
       input: "second time lucky",
@@ -122,6 +122,18 @@ describe("POST /audio/speech", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("audio/mpeg");
     expect(mp3Frames(new Uint8Array(await res.arrayBuffer()))).toBeGreaterThan(0);
+    await settled();
+    // The audio alone cannot tell a failover from a first-time success: the attempt log can.
+    const row = await getDb(env.DB)
+      .select()
+      .from(tables.generations)
+      .where(eq(tables.generations.id, res.headers.get("X-Generation-Id")!))
+      .get();
+    expect(row).toMatchObject({ status: "completed", endpointId: "sandbox/tts-failover@sandbox" });
+    expect(row!.attempts!.map((a) => [a.endpoint_id, a.outcome])).toEqual([
+      ["sandbox/tts-failover@sandbox-flaky", "http"],
+      ["sandbox/tts-failover@sandbox", "ok"],
+    ]);
   });
 
   it("maps an upstream that always fails to 503 in the envelope", async () => {
