@@ -295,9 +295,14 @@ export const generations = sqliteTable(
     flags: json<string[]>("flags"),
     attempts: json<Array<Record<string, unknown>>>("attempts"),
     error: text("error"),
+    /**
+     * The ledger block the request was admitted against in its isolate, if any: a block reclaimed
+     * without its final report is charged from its records (docs/billing.md, "Reclaim").
+     */
+    blockId: text("block_id"),
     createdAt: createdAt(),
   },
-  (t) => [index("generations_key").on(t.keyHash, t.createdAt)],
+  (t) => [index("generations_key").on(t.keyHash, t.createdAt), index("generations_block").on(t.blockId)],
 );
 
 export const videoJobs = sqliteTable(

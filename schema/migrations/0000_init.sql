@@ -99,10 +99,12 @@ CREATE TABLE `generations` (
 	`flags` text,
 	`attempts` text,
 	`error` text,
+	`block_id` text,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX `generations_key` ON `generations` (`key_hash`,`created_at`);--> statement-breakpoint
+CREATE INDEX `generations_block` ON `generations` (`block_id`);--> statement-breakpoint
 CREATE TABLE `guardrail_key_assignments` (
 	`guardrail_id` text NOT NULL,
 	`key_hash` text NOT NULL,

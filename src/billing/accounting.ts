@@ -17,6 +17,7 @@ import type {
   Carried,
   KeyUsage,
   LedgerStore,
+  RecordedCosts,
   Rejection,
   ReservationRecord,
   SettleCommand,
@@ -137,21 +138,49 @@ export class LedgerCore {
     }
     const done = this.store.settled(cmd.generationId);
     if (done?.state === "reclaimed") {
-      // The request outlived its lease but did run: its real cost is still owed.
-      this.charge(done.keyHash, done.budgetIds, bucket, cmd.actualMicros, now);
+      // The request outlived its lease but did run: its real cost is still owed, less what the
+      // reclaim already charged from its generation record.
+      const owed = Math.max(0, cmd.actualMicros - (done.charged ?? 0));
+      this.charge(done.keyHash, done.budgetIds, bucket, owed, now);
       this.store.putSettled({ ...done, state: "settled", at: now });
-      return { status: "late", chargedMicros: cmd.actualMicros };
+      return { status: "late", chargedMicros: owed };
     }
     return { status: done ? "duplicate" : "unknown", chargedMicros: 0 };
   }
 
-  /** Releases, without charge, reservations whose lease has ended (left by crashed requests). */
-  reclaim(now: number): number {
+  /**
+   * Releases reservations whose lease has ended (their settlement never came: the isolate died, or
+   * the call carrying it failed), charging what the generation records say was spent under each:
+   * a request's record, or for a block the records admitted against it less what its reports
+   * already charged. Never more than the reservation still held (see docs/billing.md, "Reclaim").
+   */
+  reclaim(now: number, recorded: RecordedCosts = new Map()): number {
     const expired = this.store.expiredReservations(now);
     for (const r of expired) {
       this.shiftReserved(r, -r.amount);
       this.store.deleteReservation(r.generationId);
-      this.store.putSettled({ ...settledOf(r), state: "reclaimed", at: now });
+      const spent = recorded.get(r.generationId);
+      const block = this.store.block(r.generationId);
+      let credits = 0;
+      let byok = 0;
+      if (spent) {
+        credits = Math.min(r.amount, Math.max(0, spent.credits - (block?.chargedCredits ?? 0)));
+        byok = Math.min(r.amount, Math.max(0, spent.byok - (block?.chargedByok ?? 0)));
+        this.charge(r.keyHash, r.budgetIds, "credits", credits, now);
+        this.charge(r.keyHash, r.budgetIds, "byok", byok, now);
+      }
+      if (block) {
+        // A report arriving after this (cumulative) charges only what the records did not cover.
+        this.store.putBlock({
+          ...block,
+          chargedCredits: block.chargedCredits + credits,
+          chargedByok: block.chargedByok + byok,
+          holding: 0,
+          closed: true,
+          at: now,
+        });
+      }
+      this.store.putSettled({ ...settledOf(r), state: "reclaimed", at: now, charged: credits + byok });
     }
     this.store.pruneSettled(now - SETTLED_RETENTION_MS);
     this.store.pruneBlocks(now - BLOCK_RETENTION_MS, now - SETTLED_RETENTION_MS);

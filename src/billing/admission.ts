@@ -33,6 +33,8 @@ export interface Reservation {
   keyHash: string;
   reservedMicros: number;
   byok: boolean;
+  /** The isolate block it was admitted against, if any (kept on its generation record). */
+  blockId?: string;
 }
 
 export interface Settlement {
@@ -74,6 +76,7 @@ export async function admit(
         keyHash: current.key.hash,
         reservedMicros: outcome.reservedMicros,
         byok: request.byok,
+        ...(outcome.blockId ? { blockId: outcome.blockId } : {}),
       };
     }
     if (outcome.rejection.reason !== "stale_authority")

@@ -49,14 +49,14 @@ export class IsolateBlocks {
   /** Admits `cmd` against the open block for its limits if it fits; undefined: ask the ledger. */
   admit(cmd: AdmitCommand, now: number): AdmitOutcome | undefined {
     const held = this.holds.get(cmd.generationId);
-    if (held) return { ok: true, reservedMicros: held.amount };
+    if (held) return { ok: true, reservedMicros: held.amount, blockId: held.block.id };
     if (!blockable(cmd)) return undefined;
     const b = this.open.get(signatureOf(cmd));
     if (!b || now >= b.openUntil || free(b) < cmd.worstCaseMicros) return undefined;
     b.holding += cmd.worstCaseMicros;
     b.seq++;
     this.holds.set(cmd.generationId, { block: b, amount: cmd.worstCaseMicros });
-    return { ok: true, reservedMicros: cmd.worstCaseMicros };
+    return { ok: true, reservedMicros: cmd.worstCaseMicros, blockId: b.id };
   }
 
   /**

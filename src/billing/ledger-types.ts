@@ -36,7 +36,15 @@ export interface SettledRecord {
   keyHash: string;
   budgetIds: string[];
   at: number;
+  /** Reclaimed: what was charged then from the generation records (a late settle charges only the rest). */
+  charged?: number;
 }
+
+/**
+ * What the generation records say was spent under reservations the ledger is about to reclaim, by
+ * reservation id (a generation id, or a block id summing every record admitted against it).
+ */
+export type RecordedCosts = Map<string, { credits: number; byok: number }>;
 
 /** Synchronous storage (Durable Object SQLite in production, a Map in model tests). */
 export interface LedgerStore {
@@ -107,7 +115,7 @@ export interface Rejection {
  * was open: ask again then (see blocks.ts).
  */
 export type AdmitOutcome =
-  | { ok: true; reservedMicros: number }
+  | { ok: true; reservedMicros: number /** Admitted against this isolate block. */; blockId?: string }
   | { ok: false; rejection: Rejection; retryAt?: number };
 
 /** What rides on any call to the ledger from an isolate: finished work to record first. */

@@ -2,6 +2,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { creditsPurchasedMicros } from "../db/api-keys";
 import { getDb } from "../db/client";
+import { recordedCosts } from "../db/generations";
 import type { Bindings } from "../env";
 import { LedgerCore } from "./accounting";
 import type { BlockGrant, BlockWant } from "./blocks";
@@ -11,6 +12,7 @@ import type {
   AdmitReply,
   Carried,
   KeyUsage,
+  RecordedCosts,
   SettleCommand,
   SettleResult,
 } from "./ledger-types";
@@ -35,6 +37,8 @@ const STALE: AdmitOutcome = {
     metadata: {},
   },
 };
+/** A reclaim whose generation records could not be read is tried again after this long. */
+const RECLAIM_RETRY_MS = 30_000;
 /** With no open reservation left, the alarm still runs this often while settled ids await pruning. */
 const PRUNE_EVERY_MS = 86_400_000;
 
@@ -168,7 +172,25 @@ export class Ledger extends DurableObject<Bindings> {
 
   override async alarm(): Promise<void> {
     const now = this.clock();
-    this.store.transaction(() => this.core.reclaim(now));
+    const expired = this.store.expiredReservations(now).map((r) => r.generationId);
+    let recorded: RecordedCosts;
+    try {
+      recorded = await recordedCosts(this.env.DB, expired);
+    } catch (err) {
+      // Reclaiming without the records would forgive what they show was spent: hold on and try again.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "ledger: reading generation records for a reclaim failed; retrying",
+          reservations: expired.length,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      );
+      this.alarmAt = now + RECLAIM_RETRY_MS;
+      await this.ctx.storage.setAlarm(this.alarmAt);
+      return;
+    }
+    this.store.transaction(() => this.core.reclaim(now, recorded));
     const next = this.store.nextExpiry() ?? (this.store.hasSettled() ? now + PRUNE_EVERY_MS : null);
     this.alarmAt = next;
     if (next != null) await this.ctx.storage.setAlarm(Math.max(next, now + 1));

@@ -17,7 +17,8 @@ import type { Bucket, Meter } from "./meter";
  * - meters: per scope (`key:<hash>` | `guardrail:<id>`) and bucket (credits | byok): lifetime spend,
  *   the current UTC daily/weekly/monthly window amounts with their start, open reservations.
  * - reservations: open reservations with their lease end (the alarm reclaims expired ones).
- * - settled: generation ids settled or reclaimed in the last SETTLED_RETENTION_MS (idempotency).
+ * - settled: generation ids settled or reclaimed in the last SETTLED_RETENTION_MS (idempotency), with
+ *   what a reclaim charged from the generation records.
  * - free_counters: one row; the account's free-model requests in the current minute and UTC day.
  * - blocks: room granted to isolates (src/billing/blocks.ts): size, the cumulative figures of the
  *   last report applied (its seq), whether closed, until when it counts as open; the reservation
@@ -42,7 +43,7 @@ const SCHEMA = [
   "CREATE INDEX IF NOT EXISTS reservations_expiry ON reservations(expires_at)",
   `CREATE TABLE IF NOT EXISTS settled (
     generation_id TEXT PRIMARY KEY, state TEXT NOT NULL, key_hash TEXT NOT NULL,
-    budget_ids TEXT NOT NULL, at INTEGER NOT NULL)`,
+    budget_ids TEXT NOT NULL, at INTEGER NOT NULL, charged INTEGER NOT NULL DEFAULT 0)`,
   "CREATE INDEX IF NOT EXISTS settled_at ON settled(at)",
   `CREATE TABLE IF NOT EXISTS free_counters (
     id INTEGER PRIMARY KEY CHECK (id = 1), minute_start INTEGER NOT NULL, minute_used INTEGER NOT NULL,
@@ -73,6 +74,10 @@ export class SqlLedgerStore implements LedgerStore {
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
     for (const statement of SCHEMA) this.sql.exec(statement);
+    // Ledgers made before `settled.charged` existed (local state kept across versions).
+    const columns = this.sql.exec<Row>("PRAGMA table_info(settled)").toArray();
+    if (!columns.some((c) => c.name === "charged"))
+      this.sql.exec("ALTER TABLE settled ADD COLUMN charged INTEGER NOT NULL DEFAULT 0");
   }
 
   /**
@@ -224,17 +229,19 @@ export class SqlLedgerStore implements LedgerStore {
       keyHash: str(r.key_hash),
       budgetIds: JSON.parse(str(r.budget_ids)) as string[],
       at: num(r.at),
+      charged: num(r.charged),
     };
   }
 
   putSettled(r: SettledRecord): void {
     this.sql.exec(
-      "INSERT OR REPLACE INTO settled (generation_id, state, key_hash, budget_ids, at) VALUES (?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO settled (generation_id, state, key_hash, budget_ids, at, charged) VALUES (?, ?, ?, ?, ?, ?)",
       r.generationId,
       r.state,
       r.keyHash,
       JSON.stringify(r.budgetIds),
       r.at,
+      r.charged ?? 0,
     );
   }
 

@@ -1,10 +1,10 @@
 // POST /audio/speech: route, reserve, fail over before the first byte, then stream the upstream body through.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { DataRegion } from "../../regions";
-import { admit, settleInBackground } from "../billing/admission";
+import { admit } from "../billing/admission";
 import { getCatalog } from "../catalog/cache";
 import type { CatalogEndpointEntry } from "../catalog/types";
-import { type GenerationRecord, recordGeneration } from "../generations/record";
+import { type GenerationRecord, recordThenSettle } from "../generations/record";
 import { createRouter, errorResponses, jsonBody } from "../lib/openapi";
 import { getAdapter, supports } from "../providers/registry";
 import type { SpeechRequest as AdapterSpeechRequest } from "../providers/types";
@@ -136,8 +136,7 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
       getAdapter(attempt.endpoint.adapter)!.speech!(adapterRequest(body, input, attempt.endpoint), ctx),
   });
   if (!outcome.ok) {
-    c.executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: 0, isByok: false }));
-    recordGeneration(c.executionCtx, env.DB, {
+    recordThenSettle(c.executionCtx, env, reservation, {
       ...record,
       model: plan.model,
       status: "failed",
@@ -160,11 +159,10 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
       c.req.raw.signal.aborted ? "client disconnected" : `stream interrupted: ${String(err)}`,
   );
   c.executionCtx.waitUntil(
-    finished.then(async (interrupted) => {
+    finished.then((interrupted) => {
       // The provider bills the whole input once it started speaking, so the charge does not depend on how
       // much audio reached the client; an interruption is recorded on the generation.
-      await settleInBackground(env, reservation, { actualMicros: cost, isByok });
-      recordGeneration(c.executionCtx, env.DB, {
+      recordThenSettle(c.executionCtx, env, reservation, {
         ...record,
         model: attempt.model.slug,
         provider: attempt.endpoint.provider,

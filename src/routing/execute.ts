@@ -5,7 +5,7 @@ import { type AdmissionRequest, admit, settleInBackground } from "../billing/adm
 import { getCatalog } from "../catalog/cache";
 import type { Modality } from "../catalog/types";
 import type { Bindings } from "../env";
-import { recordGeneration, type WaitUntil } from "../generations/record";
+import { recordThenSettle, type WaitUntil } from "../generations/record";
 import type { ApiError } from "../lib/errors";
 import type { AuthContext } from "../middleware/auth";
 import { getAdapter, supports } from "../providers/registry";
@@ -118,8 +118,8 @@ export async function executeInference<T>(
   }
 
   if (!outcome.ok) {
-    executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: 0, isByok: false }));
-    recordGeneration(executionCtx, env.DB, {
+    // The record, then the settlement: see recordThenSettle.
+    recordThenSettle(executionCtx, env, reservation, {
       ...base,
       model: plan.model,
       status: "failed",
@@ -134,8 +134,7 @@ export async function executeInference<T>(
   const { value, attempt, credential } = outcome;
   const isByok = credential.source === "byok";
   const costMicros = Math.max(0, Math.ceil(spec.actualMicros(value, attempt) - 1e-9));
-  executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: costMicros, isByok }));
-  recordGeneration(executionCtx, env.DB, {
+  recordThenSettle(executionCtx, env, reservation, {
     ...base,
     model: attempt.model.slug,
     provider: attempt.endpoint.provider,

@@ -1,0 +1,165 @@
+// Reclaim charges from the generation records: usage settled in an isolate that died before it
+// reported is neither lost nor charged twice, and never beyond what was reserved.
+import {
+  createExecutionContext,
+  env,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import app from "../../src/app";
+import { LEASE_MS, LedgerCore } from "../../src/billing/accounting";
+import { type BlockReport, UNCLAIMED_BLOCK_MS } from "../../src/billing/blocks";
+import { dropIsolateState, ledgerFor } from "../../src/billing/ledger-client";
+import type { AdmitCommand } from "../../src/billing/ledger-types";
+import { getDb, tables } from "../../src/db/client";
+import { createAccount } from "../helpers/accounts";
+import { BASE } from "../helpers/http";
+import { countingEnv } from "./counting-env";
+import { MemoryLedgerStore } from "./memory-store";
+
+const LIMITS = {
+  perMinute: 10,
+  perDayLowTier: 10,
+  perDayHighTier: 10,
+  tierThresholdMicros: 1,
+  tierGraceMicros: 0,
+};
+const T0 = 1_800_000_000_000;
+
+function core() {
+  const store = new MemoryLedgerStore();
+  const ledger = new LedgerCore(store, LIMITS);
+  ledger.setPurchased(1_000_000, T0);
+  return { store, ledger };
+}
+
+const cmd = (over: Partial<AdmitCommand> = {}): AdmitCommand => ({
+  generationId: crypto.randomUUID(),
+  keyHash: "k",
+  cap: null,
+  budgets: [],
+  worstCaseMicros: 1_000,
+  byok: false,
+  freeModel: false,
+  ...over,
+});
+
+const report = (blockId: string, seq: number, chargedCredits: number, holding: number): BlockReport => ({
+  blockId,
+  seq,
+  chargedCredits,
+  chargedByok: 0,
+  holding,
+  closed: false,
+});
+
+describe("the ledger core's reclaim", () => {
+  it("charges a reclaimed request what its record says, and a late settle only the rest", () => {
+    const { ledger } = core();
+    const c = cmd();
+    ledger.admit(c, T0);
+    ledger.reclaim(T0 + LEASE_MS, new Map([[c.generationId, { credits: 600, byok: 0 }]]));
+    expect(ledger.keyUsage("k", T0 + LEASE_MS).usage.total).toBe(600);
+    expect(ledger.account().reserved).toBe(0);
+    const late = ledger.settle(
+      { generationId: c.generationId, actualMicros: 700, byok: false },
+      T0 + LEASE_MS,
+    );
+    expect(late).toEqual({ status: "late", chargedMicros: 100 });
+    expect(ledger.keyUsage("k", T0 + LEASE_MS).usage.total).toBe(700);
+  });
+
+  it("charges nothing for a request with no record, as before", () => {
+    const { ledger } = core();
+    ledger.admit(cmd(), T0);
+    ledger.reclaim(T0 + LEASE_MS);
+    expect(ledger.keyUsage("k", T0 + LEASE_MS).usage.total).toBe(0);
+    expect(ledger.account()).toMatchObject({ reserved: 0, spent: 0 });
+  });
+
+  it("never charges a request more than it reserved", () => {
+    const { ledger } = core();
+    const c = cmd({ worstCaseMicros: 500 });
+    ledger.admit(c, T0);
+    ledger.reclaim(T0 + LEASE_MS, new Map([[c.generationId, { credits: 9_999, byok: 0 }]]));
+    expect(ledger.keyUsage("k", T0 + LEASE_MS).usage.total).toBe(500);
+  });
+
+  it("charges a block its records less what its reports charged; a report after it charges only the excess", () => {
+    const { ledger, store } = core();
+    const blockId = crypto.randomUUID();
+    const asker = cmd();
+    const reply = ledger.admitBatch(
+      [asker],
+      { settles: [], reports: [] },
+      { blockId, sizeMicros: 100_000 },
+      T0,
+    );
+    expect(reply.block?.blockId).toBe(blockId);
+    // The isolate reported 3 000 charged, then settled 2 500 more that it never reported, and died.
+    ledger.record({ settles: [], reports: [report(blockId, 5, 3_000, 1_000)] }, T0 + 500);
+    const reserved = store.reservation(blockId)!;
+    ledger.reclaim(reserved.expiresAt, new Map([[blockId, { credits: 5_500, byok: 0 }]]));
+    expect(ledger.keyUsage("k", reserved.expiresAt).usage.total).toBe(5_500);
+    expect(ledger.account().reserved).toBe(0);
+    // A report carrying the same settlements arrives late (the isolate was only slow): no double charge.
+    ledger.record({ settles: [], reports: [report(blockId, 9, 5_500, 0)] }, reserved.expiresAt + 1);
+    expect(ledger.keyUsage("k", reserved.expiresAt + 1).usage.total).toBe(5_500);
+  });
+});
+
+describe("an isolate that dies before it reports", () => {
+  it("loses no usage: after the lease, charges == reported costs == generation records", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    // The isolate's reports never reach the ledger, then the isolate's memory is gone.
+    const counted = countingEnv((method) => method === "settleMany");
+    const ctx = createExecutionContext();
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        app.fetch(
+          new Request(`${BASE}/embeddings`, {
+            method: "POST",
+            headers: { Authorization: `Bearer ${acct.apiKey}`, "Content-Type": "application/json" },
+            body: JSON.stringify({ model: "sandbox/embed-small", input: `text number ${i} to embed` }),
+          }),
+          { ...counted.env, REGION: "global" },
+          ctx,
+        ),
+      ),
+    );
+    const costs = await Promise.all(
+      answers.map(async (res) => {
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { usage: { cost: number } }).usage.cost;
+      }),
+    );
+    await waitOnExecutionContext(ctx);
+    dropIsolateState();
+    expect(counted.calls.some((c) => c.method === "settleMany")).toBe(true);
+
+    const records = await getDb(env.DB)
+      .select()
+      .from(tables.generations)
+      .where(eq(tables.generations.keyHash, acct.apiKeyHash));
+    expect(records).toHaveLength(24);
+    expect(records.filter((r) => r.blockId != null).length).toBeGreaterThan(0);
+    const recorded = records.reduce((sum, r) => sum + r.costMicros, 0);
+    const reported = Math.round(costs.reduce((sum, c) => sum + c, 0) * 1_000_000);
+    expect(recorded).toBe(reported);
+
+    const ledger = ledgerFor(env, acct.accountId);
+    const before = await ledger.status(acct.accountId, [acct.apiKeyHash]);
+    expect(before.keys[acct.apiKeyHash]!.usage.total).toBeLessThan(reported);
+    await runInDurableObject(ledger, (instance) => {
+      instance.clock = () => Date.now() + Math.max(LEASE_MS, UNCLAIMED_BLOCK_MS) + 1_000;
+    });
+    expect(await runDurableObjectAlarm(ledger)).toBe(true);
+    const after = await ledger.status(acct.accountId, [acct.apiKeyHash]);
+    expect(after.keys[acct.apiKeyHash]!.usage.total).toBe(reported);
+    expect(after.keys[acct.apiKeyHash]!.reserved).toEqual({ credits: 0, byok: 0 });
+    expect(after.account).toMatchObject({ spent: reported, reserved: 0 });
+  });
+});
