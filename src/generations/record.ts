@@ -11,14 +11,7 @@ export interface WaitUntil {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-/**
- * Schedules the insert after the response; a failed write is logged with the generation id (never the
- * request body or any credential) and does not affect the caller, who already has the answer.
- */
-export function recordGeneration(ctx: WaitUntil, d1: D1Database, record: GenerationRecord): void {
-  ctx.waitUntil(writeRecord(d1, record));
-}
-
+/** The insert; a failed write is logged with the generation id (never the body or a credential). */
 async function writeRecord(d1: D1Database, record: GenerationRecord): Promise<void> {
   try {
     await getDb(d1).insert(tables.generations).values(record);
