@@ -7,6 +7,7 @@ import { authorityChanged } from "../billing/authority";
 import { readKeyUsage } from "../billing/usage";
 import { apiKeyToWire, findAccountKey, listAccountKeys } from "../db/api-keys";
 import { getDb, tables } from "../db/client";
+import { findAccountWorkspace } from "../db/guardrails";
 import { newApiKey } from "../lib/api-keys";
 import { badRequest, notFound } from "../lib/errors";
 import { usdToMicros } from "../lib/money";
@@ -130,7 +131,12 @@ export const keysRoutes = createRouter()
   .openapi(listKeys, async (c) => {
     const q = c.req.valid("query");
     const { account } = c.get("auth");
-    const rows = await listAccountKeys(getDb(c.env.DB), account.id, {
+    const db = getDb(c.env.DB);
+    // Another account's workspace is not found, as on GET /guardrails and GET /byok (not an empty page).
+    if (q.workspace_id && !(await findAccountWorkspace(db, account.id, q.workspace_id))) {
+      throw notFound(`Workspace '${q.workspace_id}' not found`);
+    }
+    const rows = await listAccountKeys(db, account.id, {
       includeDisabled: q.include_disabled,
       offset: q.offset,
       workspaceId: q.workspace_id,
