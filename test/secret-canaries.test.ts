@@ -155,6 +155,70 @@ describe("a BYOK key echoed in upstream error text", () => {
   });
 });
 
+describe("keys with canary values through the management and inference paths", () => {
+  it("a BYOK key is stored only as ciphertext and never shown, logged or echoed", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const secret = `sk-canary-${crypto.randomUUID().replaceAll("-", "")}`;
+    const bodies: string[] = [];
+    const created = await call("/byok", {
+      method: "POST",
+      key: acct.managementKey,
+      body: { provider: "openai", key: secret, name: "canary" },
+    });
+    expect(created.status).toBe(201);
+    const text = await created.text();
+    bodies.push(text);
+    const id = (JSON.parse(text) as { data: { id: string } }).data.id;
+    for (const res of [
+      await call("/byok", { key: acct.managementKey }),
+      await call(`/byok/${id}`, { key: acct.managementKey }),
+      await call(`/byok/${id}`, { method: "PATCH", key: acct.managementKey, body: { name: "renamed" } }),
+    ]) {
+      expect(res.status).toBe(200);
+      bodies.push(await res.text());
+    }
+    const upstream = mockUpstream({ "POST api.openai.com/v1/embeddings": echoAuth(401) });
+    restore = upstream.restore;
+    const res = await call("/embeddings", {
+      method: "POST",
+      key: acct.apiKey,
+      body: { model: "openai/text-embedding-3-small", input: "a" },
+    });
+    expect(res.status).toBe(502);
+    bodies.push(await res.text());
+    expect(upstream.requests[0]!.headers.authorization).toBe(`Bearer ${secret}`);
+    await expectNowhere(secret, bodies);
+  });
+
+  it("an API key is shown once at creation, then only as a hash or label", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const created = await call("/keys", {
+      method: "POST",
+      key: acct.managementKey,
+      body: { name: "canary" },
+    });
+    expect(created.status).toBe(201);
+    const { key, data } = (await created.json()) as { key: string; data: { hash: string } };
+    const bodies: string[] = [];
+    for (const res of [
+      await call("/key", { key }),
+      await call("/keys", { key: acct.managementKey }),
+      await call(`/keys/${data.hash}`, { key: acct.managementKey }),
+      await call("/embeddings", { method: "POST", key, body: { model: "sandbox/embed-small", input: "x" } }),
+      await call("/embeddings", {
+        method: "POST",
+        key,
+        body: { model: "sandbox/embed-always-503", input: "x" },
+      }),
+      await call("/embeddings", { method: "POST", key, body: { model: "no/such-model", input: "x" } }),
+    ]) {
+      expect(res.status).toBeLessThan(600);
+      bodies.push(await res.text());
+    }
+    await expectNowhere(key, bodies);
+  });
+});
+
 describe("redaction", () => {
   it("removes key-shaped tokens whoever they belong to, and keeps the rest of the message", () => {
     const text =
