@@ -63,7 +63,7 @@ export const EndpointPoliciesSchema = z.strictObject({
 });
 export type EndpointPolicies = z.infer<typeof EndpointPoliciesSchema>;
 
-/** Per-endpoint attempt deadline (milliseconds); absent, the modality default in src/routing/deadlines.ts. */
+/** Per-endpoint attempt deadline (milliseconds); absent, the modality default in src/inference/deadlines.ts. */
 export const TimeoutsSchema = z.strictObject({
   first_byte_ms: z.int().min(1).optional(),
 });

@@ -31,18 +31,13 @@ async function writeRecord(d1: D1Database, record: GenerationRecord): Promise<vo
  * The end of an inference call that was admitted: its generation record, then its settlement, in
  * that order. So every charge the ledger was told of has a record, and a record whose settlement
  * never arrived (the isolate died in between) is charged when the ledger reclaims the reservation.
- * `costMicros` and `isByok` of the record are what is settled. Never throws.
+ * `costMicros` and `isByok` of the record are what is settled. Never throws; run it in waitUntil.
  */
-export function recordThenSettle(
-  ctx: WaitUntil,
+export async function finishGeneration(
   env: Bindings,
   reservation: Reservation,
   record: GenerationRecord,
-): void {
-  ctx.waitUntil(finish(env, reservation, record));
-}
-
-async function finish(env: Bindings, reservation: Reservation, record: GenerationRecord): Promise<void> {
+): Promise<void> {
   await writeRecord(env.DB, { ...record, blockId: reservation.blockId ?? null });
   await settleInBackground(env, reservation, {
     actualMicros: record.costMicros ?? 0,

@@ -23,7 +23,7 @@ import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/open
 import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
-import { invalidateByokCache } from "../routing/context";
+import { invalidateByokCache } from "../inference/context";
 import {
   ByokCredentialSchema,
   ByokIdParamSchema,

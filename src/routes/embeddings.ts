@@ -1,11 +1,11 @@
 // POST /embeddings: content filters, routing with failover, one common response shape (float or base64).
 import { createRoute } from "@hono/zod-openapi";
 import type { CatalogEndpointEntry } from "../catalog/types";
+import { runInference } from "../inference/pipeline";
 import { microsToUsd } from "../lib/money";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
 import type { EmbeddingsContentPart, EmbeddingsInput, EmbeddingsResult } from "../providers/types";
 import { filterTexts } from "../routing/content-filters";
-import { executeInference } from "../routing/execute";
 import type { Requirement } from "../routing/filters";
 import {
   type EmbeddingsRequestBody,
@@ -135,8 +135,9 @@ export const embeddingsRoutes = createRouter().openapi(createEmbeddings, async (
   });
   const worstTokens = worstCaseTokens(input);
 
-  const result = await executeInference<EmbeddingsResult>(
-    { env: c.env, auth, executionCtx: c.executionCtx },
+  const base64 = body.encoding_format === "base64";
+  return runInference(
+    { env: c.env, auth, executionCtx: c.executionCtx, signal: c.req.raw.signal },
     {
       capability: "embeddings",
       route: {
@@ -149,32 +150,31 @@ export const embeddingsRoutes = createRouter().openapi(createEmbeddings, async (
       worstCaseMicros: (a) => priceOf(a.endpoint, worstTokens),
       call: (adapter, _attempt, ctx) =>
         adapter.embeddings!({ input, dimensions: body.dimensions, inputType: body.input_type }, ctx),
-      actualMicros: (value, a) => priceOf(a.endpoint, value.promptTokens),
-      usage: (value) => ({ prompt_tokens: value.promptTokens, total_tokens: value.promptTokens }),
+      respond: (value, served) => {
+        const costMicros = Math.max(
+          0,
+          Math.ceil(priceOf(served.attempt.endpoint, value.promptTokens) - 1e-9),
+        );
+        const usage = { prompt_tokens: value.promptTokens, total_tokens: value.promptTokens };
+        const response = c.json(
+          {
+            object: "list" as const,
+            data: value.vectors.map((v, index) => ({
+              object: "embedding" as const,
+              index,
+              embedding: base64 ? encodeBase64Floats(v) : v,
+            })),
+            model: served.attempt.model.slug,
+            id: served.generationId,
+            provider: served.attempt.endpoint.provider,
+            usage: { ...usage, cost: microsToUsd(costMicros), is_byok: served.isByok },
+          },
+          200,
+        );
+        return { response, done: Promise.resolve({ costMicros, usage }) };
+      },
       record: { metadata: body.trace ?? null, user: body.user ?? null, flags },
       timeoutStatus: 408,
     },
-  );
-
-  const base64 = body.encoding_format === "base64";
-  return c.json(
-    {
-      object: "list" as const,
-      data: result.value.vectors.map((v, index) => ({
-        object: "embedding" as const,
-        index,
-        embedding: base64 ? encodeBase64Floats(v) : v,
-      })),
-      model: result.attempt.model.slug,
-      id: result.generationId,
-      provider: result.attempt.endpoint.provider,
-      usage: {
-        prompt_tokens: result.value.promptTokens,
-        total_tokens: result.value.promptTokens,
-        cost: microsToUsd(result.costMicros),
-        is_byok: result.isByok,
-      },
-    },
-    200,
   );
 });

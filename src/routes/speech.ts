@@ -1,22 +1,13 @@
-// POST /audio/speech: route, reserve, fail over before the first byte, then stream the upstream body through.
+// POST /audio/speech on the inference pipeline: fail over before the first byte, then pipe the upstream audio through.
 import { createRoute, z } from "@hono/zod-openapi";
-import type { DataRegion } from "../../regions";
-import { admit } from "../billing/admission";
-import { getCatalog } from "../catalog/cache";
 import type { CatalogEndpointEntry } from "../catalog/types";
-import { type GenerationRecord, recordThenSettle } from "../generations/record";
+import { runInference } from "../inference/pipeline";
 import { createRouter, errorResponses, jsonBody } from "../lib/openapi";
-import { getAdapter, supports } from "../providers/registry";
+import { supports } from "../providers/registry";
 import type { SpeechRequest as AdapterSpeechRequest } from "../providers/types";
-import { runAttempts } from "../routing/attempts";
 import { filterTexts } from "../routing/content-filters";
-import { credentialResolver, routeContextFor } from "../routing/context";
-import { admissionFor } from "../routing/execute";
 import type { Requirement } from "../routing/filters";
-import { assertRoutable, planRoute } from "../routing/plan";
-import { applyModelPreset } from "../routing/preset";
 import { SPEECH_CONTENT_TYPES, type SpeechRequest, SpeechRequestSchema } from "../schemas/speech";
-import { newGenerationId } from "../videos/ids";
 
 const binary = (type: string) => ({ [type]: { schema: z.string().openapi({ format: "binary" }) } });
 
@@ -92,92 +83,40 @@ function adapterRequest(
 export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
   const body = c.req.valid("json");
   const auth = c.get("auth");
-  const { env } = c;
   const filtered = filterTexts(auth.policy, [body.input]);
   const input = filtered.texts[0]!;
+  const signal = c.req.raw.signal;
 
-  const [catalog, context, route] = await Promise.all([
-    getCatalog(env.DB),
-    routeContextFor(env, auth),
-    applyModelPreset(env, auth, { modality: "speech" as const, model: body.model }),
-  ]);
-  const plan = planRoute(
-    { ...route, requirements: speechRequirements(body) },
-    { ...context, catalog, region: env.REGION as DataRegion },
+  return runInference(
+    { env: c.env, auth, executionCtx: c.executionCtx, signal },
+    {
+      capability: "speech",
+      route: { modality: "speech", model: body.model, requirements: speechRequirements(body) },
+      worstCaseMicros: (a) => speechCostMicros(a.endpoint, input.length),
+      call: (adapter, attempt, ctx) => adapter.speech!(adapterRequest(body, input, attempt.endpoint), ctx),
+      respond: (upstream, served) => {
+        const costMicros = speechCostMicros(served.attempt.endpoint, input.length);
+        // Native pipe: the bytes never pass through JavaScript, and the promise tells when the stream
+        // ended. A client that disconnects cancels `readable`, which errors the pipe and cancels the
+        // upstream body. The provider bills the whole input once it started speaking, so the charge
+        // does not depend on how much audio reached the client; an interruption is recorded.
+        const { readable, writable } = new IdentityTransformStream();
+        const done = upstream.body!.pipeTo(writable).then(
+          () => ({ costMicros, usage: { characters: input.length } }),
+          (err: unknown) => ({
+            costMicros,
+            usage: { characters: input.length },
+            status: "failed" as const,
+            error: signal.aborted ? "client disconnected" : `stream interrupted: ${String(err)}`,
+          }),
+        );
+        const response = new Response(readable, {
+          status: 200,
+          headers: { "Content-Type": SPEECH_CONTENT_TYPES[body.response_format] },
+        });
+        return { response, done };
+      },
+      record: { metadata: body.trace ?? null, user: body.user ?? null, flags: filtered.flags },
+    },
   );
-  assertRoutable(plan);
-
-  const generationId = newGenerationId();
-  const reservation = await admit(
-    env,
-    auth,
-    admissionFor(plan, generationId, (a) => speechCostMicros(a.endpoint, input.length)),
-    c.executionCtx,
-  );
-
-  const record: Omit<GenerationRecord, "status" | "model" | "usage"> = {
-    id: generationId,
-    accountId: auth.account.id,
-    workspaceId: auth.key.workspaceId,
-    keyHash: auth.key.hash,
-    modality: "speech",
-    region: env.REGION,
-    metadata: body.trace ?? null,
-    user: body.user ?? null,
-    flags: filtered.flags.length ? filtered.flags : null,
-  };
-
-  const outcome = await runAttempts(plan, {
-    modality: "speech",
-    resolveCredential: credentialResolver(env, context.byok),
-    // A client that leaves while we wait for the first byte aborts the upstream call too.
-    signal: c.req.raw.signal,
-    call: (attempt, ctx) =>
-      getAdapter(attempt.endpoint.adapter)!.speech!(adapterRequest(body, input, attempt.endpoint), ctx),
-  });
-  if (!outcome.ok) {
-    recordThenSettle(c.executionCtx, env, reservation, {
-      ...record,
-      model: plan.model,
-      status: "failed",
-      usage: {},
-      attempts: outcome.log as unknown as Array<Record<string, unknown>>,
-      error: `${outcome.error.status}: ${outcome.error.message}`,
-    });
-    throw outcome.error;
-  }
-
-  const { value: upstream, attempt, credential } = outcome;
-  const isByok = credential.source === "byok";
-  const cost = speechCostMicros(attempt.endpoint, input.length);
-  // Native pipe: the bytes never pass through JavaScript, and the promise tells us when the stream ended.
-  // A client that disconnects cancels `readable`, which errors the pipe and cancels the upstream body.
-  const { readable, writable } = new IdentityTransformStream();
-  const finished = upstream.body!.pipeTo(writable).then(
-    () => null,
-    (err: unknown) =>
-      c.req.raw.signal.aborted ? "client disconnected" : `stream interrupted: ${String(err)}`,
-  );
-  c.executionCtx.waitUntil(
-    finished.then((interrupted) => {
-      // The provider bills the whole input once it started speaking, so the charge does not depend on how
-      // much audio reached the client; an interruption is recorded on the generation.
-      recordThenSettle(c.executionCtx, env, reservation, {
-        ...record,
-        model: attempt.model.slug,
-        provider: attempt.endpoint.provider,
-        endpointId: attempt.endpoint.id,
-        isByok,
-        status: interrupted ? "failed" : "completed",
-        usage: { characters: input.length },
-        costMicros: cost,
-        attempts: outcome.log as unknown as Array<Record<string, unknown>>,
-        error: interrupted,
-      });
-    }),
-  );
-  return new Response(readable, {
-    status: 200,
-    headers: { "Content-Type": SPEECH_CONTENT_TYPES[body.response_format], "X-Generation-Id": generationId },
-  });
 });

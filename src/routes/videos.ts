@@ -154,7 +154,7 @@ export const videosRoutes = createRouter()
   })
   .openapi(submit, async (c) => {
     const key = c.req.valid("header")["idempotency-key"];
-    return c.json(await submitVideo(c.env, c.get("auth"), c.req.valid("json"), key), 200);
+    return c.json(await submitVideo(c.env, c.get("auth"), c.req.valid("json"), key, c.executionCtx), 200);
   })
   .openapi(poll, async (c) => {
     const row = await findWorkspaceJob(c.env.DB, callerOf(c.get("auth")), c.req.valid("param").id);

@@ -1,19 +1,19 @@
-// POST /videos: idempotency, route plan, reservation, the D1 row and the job's Durable Object.
-import type { DataRegion } from "../../regions";
-import { admit, type Reservation, settle } from "../billing/admission";
+// POST /videos: idempotency, then plan and admission on the inference pipeline, the D1 row and the job's Durable Object.
+import { type Reservation, settle } from "../billing/admission";
 import { getCatalog } from "../catalog/cache";
 import { findModel } from "../catalog/types";
 import type { Bindings } from "../env";
+import type { WaitUntil } from "../generations/record";
+import { planAndAdmit } from "../inference/pipeline";
+import { applyModelPreset } from "../inference/preset";
 import { ApiError, conflict } from "../lib/errors";
 import { sha256Hex } from "../lib/hash";
 import type { AuthContext } from "../middleware/auth";
 import type { VideoSubmitRequest } from "../providers/types";
 import { filterTexts } from "../routing/content-filters";
-import { routeContextFor } from "../routing/context";
-import { assertRoutable, type PlannedAttempt, planRoute } from "../routing/plan";
-import { applyModelPreset } from "../routing/preset";
+import type { PlannedAttempt, RoutePlan } from "../routing/plan";
 import type { VideoJobWire, VideoRequest } from "../schemas/videos";
-import { newGenerationId, newVideoJobId } from "./ids";
+import { newVideoJobId } from "./ids";
 import { billedSeconds, checkVideoModelRules, videoRequirements } from "./requirements";
 import { JOB_TTL_MS, type VideoJobState, videoCostMicros } from "./state";
 import {
@@ -85,6 +85,7 @@ export async function submitVideo(
   auth: AuthContext,
   body: VideoRequest,
   idempotencyKey: string | undefined,
+  executionCtx?: WaitUntil,
 ): Promise<VideoJobWire> {
   const hash = await requestHash(body);
   if (body.prompt) body = { ...body, prompt: filterTexts(auth.policy, [body.prompt]).texts[0] };
@@ -99,39 +100,31 @@ export async function submitVideo(
   ]);
   const model = findModel(catalog, route.model);
   if (model?.modality === "video") checkVideoModelRules(model, body);
-  const plan = planRoute(
-    { ...route, requirements: videoRequirements(body) },
-    { ...(await routeContextFor(env, auth)), catalog, region: env.REGION as DataRegion },
+  // Billed seconds depend on every endpoint the plan may try (the longest default duration).
+  const secondsOf = (plan: RoutePlan) =>
+    billedSeconds(
+      body,
+      plan.attempts.map((a) => a.endpoint),
+    );
+  const admitted = await planAndAdmit(
+    { env, auth, executionCtx },
+    {
+      capability: "videos",
+      route: { modality: "video", model: body.model, requirements: videoRequirements(body) },
+      worstCaseMicros: (a, plan) =>
+        videoCostMicros(a.endpoint.pricing, body.resolution ?? null, secondsOf(plan)),
+      leaseMs: JOB_TTL_MS + 60 * 60 * 1000,
+    },
   );
-  assertRoutable(plan);
-  const chosenModel = plan.attempts[0]!.model;
-  const seconds = billedSeconds(
-    body,
-    plan.attempts.map((a) => a.endpoint),
-  );
-  const worstCase = Math.max(
-    ...plan.attempts.map((a) => videoCostMicros(a.endpoint.pricing, body.resolution ?? null, seconds)),
-  );
-
-  const jobId = newVideoJobId();
-  const generationId = newGenerationId();
-  const reservation = await admit(env, auth, {
-    generationId,
-    model: chosenModel.slug,
-    isFreeModel: chosenModel.isFree,
-    worstCaseMicros: worstCase,
-    byok: plan.attempts.every((a) => a.credential.source === "byok"),
-    exemptFromFreeLimits: plan.attempts.every((a) => a.endpoint.exemptFreeLimits),
-    leaseMs: JOB_TTL_MS + 60 * 60 * 1000,
-  });
-
+  auth = admitted.auth;
+  const { plan, generationId, reservation } = admitted;
   const job = {
-    id: jobId,
+    id: newVideoJobId(),
     generationId,
     hash,
     idempotencyKey,
     attempts: plan.attempts,
-    seconds,
+    seconds: secondsOf(plan),
     reservation,
   };
   try {

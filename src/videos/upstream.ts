@@ -6,8 +6,8 @@ import type { Bindings } from "../env";
 import { UpstreamError } from "../providers/errors";
 import { getAdapter } from "../providers/registry";
 import type { CallContext, VideoAdapter } from "../providers/types";
-import { callEndpointOf } from "../routing/attempts";
-import { credentialResolver, workspaceByok } from "../routing/context";
+import { callEndpointOf } from "../inference/attempts";
+import { credentialResolver, workspaceByok } from "../inference/context";
 import type { PlannedAttempt } from "../routing/plan";
 import type { PlannedTarget } from "./state";
 

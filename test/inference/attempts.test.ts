@@ -1,9 +1,9 @@
 // The attempt runner: failover order, non-retryable stops, deadlines, and the final status mapping.
 import { describe, expect, it } from "vitest";
 import { UpstreamError } from "../../src/providers/errors";
-import { runAttempts } from "../../src/routing/attempts";
+import { runAttempts } from "../../src/inference/attempts";
 import { planRoute } from "../../src/routing/plan";
-import { context, endpoint, model } from "./fixtures";
+import { context, endpoint, model } from "../routing/fixtures";
 
 const plan = (n: number, over: Parameters<typeof endpoint>[1] = {}) =>
   planRoute(

@@ -8,9 +8,9 @@ import { decryptByokKey } from "../lib/byok-crypto";
 import type { AuthContext } from "../middleware/auth";
 import { getAdapter } from "../providers/registry";
 import type { UpstreamCredential } from "../providers/types";
-import type { ByokRecord } from "./byok";
-import type { GuardrailScope } from "./filters";
-import type { PlannedAttempt } from "./plan";
+import type { ByokRecord } from "../routing/byok";
+import type { GuardrailScope } from "../routing/filters";
+import type { PlannedAttempt } from "../routing/plan";
 
 /** Each guardrail on its own, so a refusal names the one that refused. */
 export function guardrailScopes(rows: GuardrailRow[]): GuardrailScope[] {
@@ -94,6 +94,8 @@ export function credentialResolver(env: Bindings, byok: ByokRecord[]) {
     return apiKey ? { source: "byok", apiKey, credentialId: row.id } : null;
   };
 }
+
+export type RouteContext = Awaited<ReturnType<typeof routeContextFor>>;
 
 /** The inputs of planRoute that come from the authenticated request. */
 export async function routeContextFor(env: Bindings, auth: AuthContext) {

@@ -4,8 +4,8 @@ import { presetSlugOf, resolvePreset } from "../db/presets";
 import type { Bindings } from "../env";
 import { badRequest, notFound } from "../lib/errors";
 import type { AuthContext } from "../middleware/auth";
-import type { RouteRequest } from "./plan";
-import { ProviderPreferencesSchema } from "./preferences";
+import type { RouteRequest } from "../routing/plan";
+import { ProviderPreferencesSchema } from "../routing/preferences";
 
 type RoutingFields = Pick<RouteRequest, "model" | "models" | "provider">;
 

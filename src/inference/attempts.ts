@@ -3,8 +3,8 @@
 import { ApiError, type ErrorStatus } from "../lib/errors";
 import { toUpstreamError, UpstreamError, withoutSecrets } from "../providers/errors";
 import type { CallContext, UpstreamCredential } from "../providers/types";
+import type { PlannedAttempt, RoutePlan } from "../routing/plan";
 import { attemptDeadlineMs, DEFAULT_DEADLINES } from "./deadlines";
-import type { PlannedAttempt, RoutePlan } from "./plan";
 
 /** One attempt as recorded on the generation (no secrets). */
 export interface AttemptLog {

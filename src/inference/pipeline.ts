@@ -1,0 +1,232 @@
+// The one inference pipeline every inference route runs through: plan -> admit (at most one ledger round
+// trip) -> attempts with failover before the first byte -> respond -> record + settle off the response
+// path. A route supplies its routing request, its adapter call, its pricing and how it answers; a
+// streamed answer is settled when its stream ends, errors or the client leaves.
+import { type AdmissionRequest, admit, type Reservation, settleInBackground } from "../billing/admission";
+import { getCatalog } from "../catalog/cache";
+import type { Modality } from "../catalog/types";
+import type { Bindings } from "../env";
+import { finishGeneration, type GenerationRecord, type WaitUntil } from "../generations/record";
+import type { ApiError } from "../lib/errors";
+import type { AuthContext } from "../middleware/auth";
+import { getAdapter, supports } from "../providers/registry";
+import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } from "../providers/types";
+import {
+  assertRoutable,
+  type PlannedAttempt,
+  planRoute,
+  type RoutePlan,
+  type RouteRequest,
+} from "../routing/plan";
+import { type AttemptLog, runAttempts } from "./attempts";
+import { credentialResolver, type RouteContext, routeContextFor } from "./context";
+import { newGenerationId } from "./ids";
+import { applyModelPreset } from "./preset";
+
+export { newGenerationId } from "./ids";
+
+export interface InferenceIo {
+  env: Bindings;
+  auth: AuthContext;
+  executionCtx: WaitUntil;
+  /** The client's request signal: a client that leaves while we wait for the upstream aborts it. */
+  signal?: AbortSignal;
+}
+
+/** What a route tells the pipeline about its request, before any attempt. */
+export interface InferencePlanSpec {
+  capability: Capability;
+  route: Omit<RouteRequest, "modality"> & { modality: Modality };
+  /** Highest cost (micro-dollars) this request can reach on an attempt of the plan, before it is made. */
+  worstCaseMicros(attempt: PlannedAttempt, plan: RoutePlan): number;
+  /** Reservation lease for long-running work (video jobs). */
+  leaseMs?: number;
+}
+
+export interface InferenceSpec<T, R extends Response = Response> extends InferencePlanSpec {
+  /** The adapter call; resolve only once the upstream committed (its first byte), else throw UpstreamError. */
+  call(adapter: ProviderAdapter, attempt: PlannedAttempt, ctx: CallContext): Promise<T>;
+  /** The answer to the client, and what the call finally cost once its body is done. */
+  respond(value: T, served: Served): Answer<R>;
+  /** Stored on the generation record. */
+  record: { metadata?: Record<string, unknown> | null; user?: string | null; flags?: string[] };
+  /** 408 for embeddings (the spec lists it), 524 otherwise. */
+  timeoutStatus?: 408 | 524;
+}
+
+/** The attempt that served the request. */
+export interface Served {
+  attempt: PlannedAttempt;
+  credential: UpstreamCredential;
+  generationId: string;
+  isByok: boolean;
+  log: AttemptLog[];
+}
+
+export interface Answer<R extends Response = Response> {
+  response: R;
+  /** Resolves when the answer is complete (at once for JSON; at the end of a stream). Must not reject. */
+  done: Promise<Final>;
+}
+
+/** What is recorded and settled for a served request. */
+export interface Final {
+  costMicros: number;
+  usage: Record<string, number>;
+  status?: "completed" | "failed" | "cancelled";
+  error?: string | null;
+}
+
+/** A request planned and admitted: what the attempts (now or in a video job) run under. */
+export interface Admitted {
+  /** The auth record admission judged (re-read when the ledger said the cached one was stale). */
+  auth: AuthContext;
+  plan: RoutePlan;
+  context: RouteContext;
+  generationId: string;
+  reservation: Reservation;
+}
+
+/** Plan, then admit; under a re-read auth record the plan is made again (see billing/authority.ts). */
+export async function planAndAdmit(
+  io: Omit<InferenceIo, "executionCtx"> & { executionCtx?: WaitUntil },
+  spec: InferencePlanSpec,
+): Promise<Admitted> {
+  const { env, executionCtx } = io;
+  let auth = io.auth;
+  const generationId = newGenerationId();
+  const adapterFits = {
+    param: spec.capability,
+    hard: true,
+    fits: (e: { adapter: string }) => supports(e.adapter, spec.capability),
+  };
+  const planUnder = async (a: AuthContext) => {
+    const [catalog, context, route] = await Promise.all([
+      getCatalog(env.DB),
+      routeContextFor(env, a),
+      applyModelPreset(env, a, spec.route),
+    ]);
+    const plan = planRoute(
+      { ...route, requirements: [adapterFits, ...(route.requirements ?? [])] },
+      { catalog, region: env.REGION, ...context },
+    );
+    assertRoutable(plan);
+    return { context, plan };
+  };
+  let { context, plan } = await planUnder(auth);
+  const reservation = await admit(
+    env,
+    auth,
+    admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs),
+    executionCtx,
+    async (fresh) => {
+      auth = fresh;
+      ({ context, plan } = await planUnder(fresh));
+      return admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs);
+    },
+  );
+  return { auth, plan, context, generationId, reservation };
+}
+
+export async function runInference<T, R extends Response = Response>(
+  io: InferenceIo,
+  spec: InferenceSpec<T, R>,
+): Promise<R> {
+  const { env, executionCtx } = io;
+  const { auth, plan, context, generationId, reservation } = await planAndAdmit(io, spec);
+  const base: Omit<GenerationRecord, "model" | "status" | "usage"> = {
+    id: generationId,
+    accountId: auth.account.id,
+    workspaceId: auth.key.workspaceId,
+    keyHash: auth.key.hash,
+    modality: spec.route.modality,
+    region: env.REGION,
+    metadata: spec.record.metadata ?? null,
+    user: spec.record.user ?? null,
+    flags: spec.record.flags?.length ? spec.record.flags : null,
+  };
+
+  let outcome: Awaited<ReturnType<typeof runAttempts<T>>>;
+  try {
+    outcome = await runAttempts(plan, {
+      modality: spec.route.modality,
+      timeoutStatus: spec.timeoutStatus,
+      signal: io.signal,
+      resolveCredential: credentialResolver(env, context.byok),
+      call: (attempt, ctx) => spec.call(getAdapter(attempt.endpoint.adapter)!, attempt, ctx),
+    });
+  } catch (err) {
+    // Never strand a reservation, even on a bug.
+    executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: 0, isByok: false }));
+    throw err;
+  }
+
+  if (!outcome.ok) {
+    executionCtx.waitUntil(
+      finishGeneration(env, reservation, {
+        ...base,
+        model: plan.model,
+        status: "failed",
+        usage: {},
+        costMicros: 0,
+        attempts: logOf(outcome.log),
+        error: describe(outcome.error),
+      }),
+    );
+    throw outcome.error;
+  }
+
+  const { value, attempt, credential, log } = outcome;
+  const isByok = credential.source === "byok";
+  let answer: Answer<R>;
+  try {
+    answer = spec.respond(value, { attempt, credential, generationId, isByok, log });
+  } catch (err) {
+    executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: 0, isByok: false }));
+    throw err;
+  }
+  executionCtx.waitUntil(
+    answer.done.then((final) =>
+      finishGeneration(env, reservation, {
+        ...base,
+        model: attempt.model.slug,
+        provider: attempt.endpoint.provider,
+        endpointId: attempt.endpoint.id,
+        isByok,
+        status: final.status ?? "completed",
+        usage: final.usage,
+        costMicros: Math.max(0, Math.ceil(final.costMicros - 1e-9)),
+        attempts: logOf(log),
+        error: final.error ?? null,
+      }),
+    ),
+  );
+  answer.response.headers.set("X-Generation-Id", generationId);
+  return answer.response;
+}
+
+const describe = (e: ApiError) => `${e.status}: ${e.message}`;
+const logOf = (log: AttemptLog[]) => log as unknown as Array<Record<string, unknown>>;
+
+/**
+ * What admission needs from a route plan: the worst case over every attempt it may make, BYOK only
+ * when no attempt uses platform credits, free-model limits when any attempt is a `:free` model
+ * (unless every such endpoint is exempt).
+ */
+export function admissionFor(
+  plan: RoutePlan,
+  generationId: string,
+  worstCaseMicros: (attempt: PlannedAttempt, plan: RoutePlan) => number,
+  leaseMs?: number,
+): AdmissionRequest {
+  const free = plan.attempts.filter((a) => a.model.isFree);
+  return {
+    generationId,
+    model: plan.model,
+    isFreeModel: free.length > 0,
+    worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => worstCaseMicros(a, plan))),
+    byok: plan.attempts.every((a) => a.credential.source === "byok"),
+    exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
+    leaseMs,
+  };
+}
