@@ -1,0 +1,211 @@
+// Counting mode's Worker entry: src/index.ts as built, with its D1 and Durable Object bindings and its
+// execution context wrapped to count (and time) every D1 query, object call and waitUntil, each tagged
+// with where it happened: before the response, after it (background), or inside the ledger / video object.
+// No src hook needed: the wrappers sit between the runtime and the code, as the bindings themselves do.
+import { AsyncLocalStorage } from "node:async_hooks";
+import gateway, { Ledger as GatewayLedger, VideoJob as GatewayVideoJob } from "../../src/index";
+
+type Env = Record<string, unknown> & { DB: D1Database; LEDGER: unknown; VIDEO_JOBS: unknown };
+type Place = "before_response" | "after_response" | "ledger_object" | "video_object" | "outside_request";
+
+interface Tally {
+  count: number;
+  ms: number;
+}
+
+const requestScope = new AsyncLocalStorage<{ responded: boolean }>();
+let tallies = new Map<string, Tally>();
+let requests = 0;
+let statuses: Record<string, number> = {};
+let pendingWaitUntils = 0;
+
+function placeOf(fixed?: Place): Place {
+  if (fixed) return fixed;
+  const scope = requestScope.getStore();
+  if (!scope) return "outside_request";
+  return scope.responded ? "after_response" : "before_response";
+}
+
+function record(kind: string, place: Place, label: string, ms: number): void {
+  const key = `${kind}\t${place}\t${label}`;
+  const t = tallies.get(key) ?? { count: 0, ms: 0 };
+  t.count++;
+  t.ms += ms;
+  tallies.set(key, t);
+}
+
+/** Times `run` and records it once it settles (success or not). */
+function timed<T>(kind: string, place: Place, label: string, run: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const done = () => record(kind, place, label, performance.now() - t0);
+  const promise = run();
+  promise.then(done, done);
+  return promise;
+}
+
+/** "select api_keys", "insert generations", "batch[2] select models": enough to see what a query is for. */
+function sqlLabel(sql: string): string {
+  const s = sql.replace(/\s+/g, " ").trim().toLowerCase();
+  const verb = s.split(" ")[0] ?? "?";
+  const table = /(?:from|into|update)\s+[`"]?([a-z_0-9]+)/.exec(s)?.[1] ?? "?";
+  return `${verb} ${table}`;
+}
+
+class CountingStatement {
+  constructor(
+    readonly inner: D1PreparedStatement,
+    readonly sql: string,
+    private readonly fixed?: Place,
+  ) {}
+  bind(...values: unknown[]): CountingStatement {
+    return new CountingStatement(this.inner.bind(...values), this.sql, this.fixed);
+  }
+  private run_<T>(run: () => Promise<T>): Promise<T> {
+    return timed("d1", placeOf(this.fixed), sqlLabel(this.sql), run);
+  }
+  first(colName?: string) {
+    return this.run_(() => (colName === undefined ? this.inner.first() : this.inner.first(colName)));
+  }
+  run() {
+    return this.run_(() => this.inner.run());
+  }
+  all() {
+    return this.run_(() => this.inner.all());
+  }
+  raw(options?: { columnNames?: boolean }) {
+    return this.run_(() => (options?.columnNames ? this.inner.raw({ columnNames: true }) : this.inner.raw()));
+  }
+}
+
+const innerOf = (statements: unknown[]) =>
+  statements.map((s) => (s instanceof CountingStatement ? s.inner : (s as D1PreparedStatement)));
+const batchLabel = (statements: unknown[]) =>
+  `batch[${statements.length}] ${[
+    ...new Set(statements.map((s) => (s instanceof CountingStatement ? sqlLabel(s.sql) : "?"))),
+  ].join(", ")}`;
+
+/** The D1 binding with every query (a batch is one) counted; `fixed` tags queries made by an object. */
+function countingD1(db: D1Database, fixed?: Place): D1Database {
+  const wrapped = {
+    prepare: (sql: string) => new CountingStatement(db.prepare(sql), sql, fixed),
+    batch: (statements: unknown[]) =>
+      timed("d1", placeOf(fixed), batchLabel(statements), () => db.batch(innerOf(statements))),
+    exec: (sql: string) => timed("d1", placeOf(fixed), `exec ${sqlLabel(sql)}`, () => db.exec(sql)),
+    withSession: (constraint?: string) => {
+      const session = db.withSession(constraint);
+      return {
+        prepare: (sql: string) => new CountingStatement(session.prepare(sql), sql, fixed),
+        batch: (statements: unknown[]) =>
+          timed("d1", placeOf(fixed), batchLabel(statements), () => session.batch(innerOf(statements))),
+        getBookmark: () => session.getBookmark(),
+      };
+    },
+    dump: () => db.dump(),
+  };
+  return wrapped as unknown as D1Database;
+}
+
+/** A Durable Object stub whose method calls are counted as `BINDING.method`. */
+function countingStub(stub: object, binding: string, fixed?: Place): object {
+  return new Proxy(stub, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop);
+      if (typeof prop !== "string" || prop === "then" || typeof value !== "function") return value;
+      return (...args: unknown[]) =>
+        timed("do", placeOf(fixed), `${binding}.${prop}`, async () => Reflect.apply(value, target, args));
+    },
+  });
+}
+
+function countingNamespace(ns: object, binding: string, fixed?: Place): object {
+  return new Proxy(ns, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop);
+      if (typeof value !== "function") return value;
+      if (prop === "get" || prop === "getByName") {
+        return (...args: unknown[]) =>
+          countingStub(Reflect.apply(value, target, args) as object, binding, fixed);
+      }
+      return value.bind(target);
+    },
+  });
+}
+
+const wrappedEnvs = new Map<Place | undefined, WeakMap<object, Env>>();
+/** The env with its stateful bindings counted; the same wrapper for the same env, as caches key on it. */
+function countingEnv(env: Env, fixed?: Place): Env {
+  const byEnv = wrappedEnvs.get(fixed) ?? new WeakMap<object, Env>();
+  wrappedEnvs.set(fixed, byEnv);
+  const known = byEnv.get(env);
+  if (known) return known;
+  const wrapped: Env = {
+    ...env,
+    DB: countingD1(env.DB, fixed),
+    LEDGER: countingNamespace(env.LEDGER as object, "LEDGER", fixed),
+    VIDEO_JOBS: countingNamespace(env.VIDEO_JOBS as object, "VIDEO_JOBS", fixed),
+  };
+  byEnv.set(env, wrapped);
+  return wrapped;
+}
+
+function countingContext(ctx: ExecutionContext): ExecutionContext {
+  return new Proxy(ctx, {
+    get(target, prop) {
+      if (prop === "waitUntil") {
+        return (promise: Promise<unknown>) => {
+          record("waitUntil", placeOf(), "waitUntil", 0);
+          pendingWaitUntils++;
+          const done = () => pendingWaitUntils--;
+          promise.then(done, done);
+          target.waitUntil(promise);
+        };
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+function snapshot() {
+  const rows = [...tallies].map(([key, t]) => {
+    const [kind, place, label] = key.split("\t");
+    return { kind, place, label, count: t.count, ms: Number(t.ms.toFixed(2)) };
+  });
+  return { requests, statuses, pending_wait_untils: pendingWaitUntils, rows };
+}
+
+export class Ledger extends GatewayLedger {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, countingEnv(env, "ledger_object") as never);
+  }
+}
+
+export class VideoJob extends GatewayVideoJob {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, countingEnv(env, "video_object") as never);
+  }
+}
+
+export default {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (pathname === "/__bench/counts") return Response.json(snapshot());
+    if (pathname === "/__bench/reset") {
+      tallies = new Map();
+      requests = 0;
+      statuses = {};
+      return new Response(null, { status: 204 });
+    }
+    requests++;
+    const scope = { responded: false };
+    return requestScope.run(scope, async () => {
+      try {
+        const response = await gateway.fetch(request, countingEnv(env), countingContext(ctx));
+        statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+        return response;
+      } finally {
+        scope.responded = true;
+      }
+    });
+  },
+};

@@ -1,0 +1,130 @@
+// Turns measured rounds into figures (medians and ranges of paired gateway/passthrough rounds) and prints
+// them, with the counting mode's per-request tallies.
+import { summary } from "./stats.mjs";
+
+/** Paired per-round figures: each round's gateway phase against the passthrough phase beside it. */
+export function figuresOf(rounds) {
+  const pairs = rounds.map(({ gateway: g, passthrough: p }) => ({
+    gateway_rps: g.rps,
+    passthrough_rps: p.rps,
+    ratio: g.rps / p.rps,
+    gateway_p50_ms: g.latency_ms.p50,
+    passthrough_p50_ms: p.latency_ms.p50,
+    added_p50_ms: g.latency_ms.p50 - p.latency_ms.p50,
+    added_p99_ms: g.latency_ms.p99 - p.latency_ms.p99,
+    ...(g.ttfb_ms
+      ? {
+          added_ttfb_p50_ms: g.ttfb_ms.p50 - p.ttfb_ms.p50,
+          completion_ratio: g.latency_ms.p50 / p.latency_ms.p50,
+        }
+      : {}),
+  }));
+  const out = {};
+  for (const name of Object.keys(pairs[0] ?? {})) out[name] = summary(pairs.map((x) => x[name]));
+  return out;
+}
+
+const range = (s, unit = "") => `${s.median}${unit} (${s.min}..${s.max})`;
+const signed = (s) => {
+  const f = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(2)}`;
+  return `${f(s.median)} ms (${f(s.min)}..${f(s.max)})`;
+};
+
+/** The headline figure of a scenario, as the README table shows it. */
+export function headline(scenario, f) {
+  switch (scenario.figure) {
+    case "throughput":
+      return `${range(f.ratio)}x; gateway ${Math.round(f.gateway_rps.median)} vs ${Math.round(f.passthrough_rps.median)} req/s`;
+    case "latency":
+      return `p50 ${signed(f.added_p50_ms)}, p99 ${signed(f.added_p99_ms)}`;
+    case "stream":
+      return `${range(f.ratio)}x streams/s; TTFB p50 ${signed(f.added_ttfb_p50_ms)}`;
+    case "completion":
+      return `${range(f.completion_ratio)}x; gateway ${f.gateway_p50_ms.median.toFixed(1)} vs ${f.passthrough_p50_ms.median.toFixed(1)} ms`;
+    default:
+      return "";
+  }
+}
+
+export function targetText(target = {}) {
+  const parts = [];
+  if (target.ratio != null) parts.push(`>= ${target.ratio}x`);
+  if (target.addedP50Ms != null) parts.push(`p50 <= +${target.addedP50Ms} ms`);
+  if (target.addedP99Ms != null) parts.push(`p99 <= +${target.addedP99Ms} ms`);
+  if (target.addedTtfbP50Ms != null) parts.push(`TTFB p50 <= +${target.addedTtfbP50Ms} ms`);
+  if (target.completionRatio != null) parts.push(`<= ${target.completionRatio}x`);
+  return parts.join(", ");
+}
+
+/** The timing table: one line per scenario (markdown, so it can go into the README as it is). */
+export function timingTable(results) {
+  const lines = [
+    "| scenario | gateway vs passthrough: median (range over rounds) | target | failed |",
+    "|---|---|---|---|",
+  ];
+  for (const r of results) {
+    const figure = r.skipped ? `skipped: ${r.skipped}` : headline(r, r.figures);
+    lines.push(`| ${r.title} | ${figure} | ${targetText(r.target)} | ${r.skipped ? "" : r.failed} |`);
+  }
+  return lines.join("\n");
+}
+
+/** Per-request averages from a counting snapshot: totals by kind and place, and by what was called. */
+export function perRequest(snapshot, upstreamCalls) {
+  const n = snapshot.requests || 1;
+  const per = (x) => Number((x / n).toFixed(3));
+  const totals = {};
+  for (const row of snapshot.rows) {
+    const key = `${row.kind}_${row.place}`;
+    totals[key] = (totals[key] ?? 0) + row.count;
+  }
+  return {
+    requests: snapshot.requests,
+    statuses: snapshot.statuses,
+    upstream_calls: per(upstreamCalls),
+    per_request: Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, per(v)])),
+    calls: snapshot.rows
+      .map((row) => ({
+        ...row,
+        per_request: per(row.count),
+        ms_each: Number((row.ms / row.count).toFixed(2)),
+      }))
+      .sort((a, b) => b.count - a.count),
+  };
+}
+
+const fmt = (x) => (x == null ? "0" : String(x));
+
+export function countingTable(results) {
+  const lines = [
+    "| scenario | requests | D1 before / after response | DO calls before / after | waitUntil | ledger object's D1 | upstream |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  for (const r of results) {
+    if (r.skipped) {
+      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | | | |`);
+      continue;
+    }
+    const p = r.counts.per_request;
+    lines.push(
+      `| ${r.title} | ${r.counts.requests} | ${fmt(p.d1_before_response)} / ${fmt(p.d1_after_response)} | ` +
+        `${fmt(p.do_before_response)} / ${fmt(p.do_after_response)} | ` +
+        `${fmt((p.waitUntil_before_response ?? 0) + (p.waitUntil_after_response ?? 0))} | ${fmt(p.d1_ledger_object)} | ${r.counts.upstream_calls} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+export function countingDetail(results) {
+  const out = [];
+  for (const r of results) {
+    if (r.skipped) continue;
+    out.push(`${r.id} (${r.counts.requests} requests, statuses ${JSON.stringify(r.counts.statuses)}):`);
+    for (const c of r.counts.calls) {
+      out.push(
+        `  ${c.kind.padEnd(9)} ${c.place.padEnd(16)} ${c.label.padEnd(44)} ${String(c.per_request).padStart(7)}/req  ${c.ms_each} ms each`,
+      );
+    }
+  }
+  return out.join("\n");
+}

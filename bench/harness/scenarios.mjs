@@ -1,0 +1,187 @@
+// The scenarios of issue 11, each a gateway arm and a passthrough arm against the same mock upstream.
+// Adding one is one entry here (and, for a new upstream route, one route in mock-upstream.mjs).
+//
+// An entry: `model(upstream)` is the catalog record it needs (its endpoint's base URL on the mock);
+// `gateway`/`passthrough` are the request each arm sends (`key`: "valid" | "invalid" | none); `figure`
+// says what is compared: "throughput" (req/s ratio), "latency" (p50/p99 added ms), "stream" (streams/s
+// ratio and time to first byte), "completion" (whole-stream time ratio at concurrency 1); `optional`
+// entries are skipped, with a note, while the gateway answers 404 for their route; `target` is what
+// issue 11 asks of the figure.
+
+export const BENCH_PROVIDER = "bench-upstream";
+export const BENCH_PROVIDER_KEY = "sk-bench-upstream-platform-key";
+
+const TEXT = "The quick brown fox jumps over the lazy dog";
+const policies = { zdr: false, trains_on_data: false, publishes_prompts: false };
+const regions = ["global", "europe", "us"];
+
+function embeddingModel(dims, upstream) {
+  return {
+    slug: `bench/embed-${dims}`,
+    canonical_slug: `bench/embed-${dims}`,
+    name: `Bench: ${dims}-dim embeddings`,
+    maker: "other",
+    modality: "embeddings",
+    created: 1767225600,
+    endpoints: [
+      {
+        id: `bench/embed-${dims}@${BENCH_PROVIDER}`,
+        provider: BENCH_PROVIDER,
+        adapter: "openai-compatible",
+        upstream_model: `bench-embed-${dims}`,
+        base_urls: { default: `${upstream}/d${dims}/v1` },
+        pricing: { input_token: 0.02 },
+        capabilities: { dimensions: dims, encodings: ["float", "base64"], inputs: ["text"] },
+        policies,
+        regions,
+      },
+    ],
+  };
+}
+
+const speechModel = (upstream) => ({
+  slug: "bench/tts",
+  canonical_slug: "bench/tts",
+  name: "Bench: streamed speech",
+  maker: "other",
+  modality: "speech",
+  created: 1767225600,
+  endpoints: [
+    {
+      id: `bench/tts@${BENCH_PROVIDER}`,
+      provider: BENCH_PROVIDER,
+      adapter: "openai-compatible",
+      upstream_model: "bench-tts",
+      base_urls: { default: `${upstream}/v1` },
+      pricing: { character: 12 },
+      capabilities: { voices: ["alloy"], formats: ["mp3", "pcm"] },
+      policies,
+      regions,
+    },
+  ],
+});
+
+// Until the gateway has chat this record is never loaded (the scenario is skipped first); its modality
+// and capabilities are a guess to be adjusted to the chat route's catalog shape.
+const chatModel = (upstream) => ({
+  slug: "bench/chat",
+  canonical_slug: "bench/chat",
+  name: "Bench: streamed chat",
+  maker: "other",
+  modality: "chat",
+  created: 1767225600,
+  endpoints: [
+    {
+      id: `bench/chat@${BENCH_PROVIDER}`,
+      provider: BENCH_PROVIDER,
+      adapter: "openai-compatible",
+      upstream_model: "bench-chat",
+      base_urls: { default: `${upstream}/v1` },
+      pricing: { input_token: 0.1 },
+      capabilities: {},
+      policies,
+      regions,
+    },
+  ],
+});
+
+const embeddings = (dims) => ({
+  gateway: {
+    path: "/api/v1/embeddings",
+    key: "valid",
+    body: { model: `bench/embed-${dims}`, input: TEXT },
+  },
+  passthrough: { path: `/d${dims}/v1/embeddings`, body: { model: `bench-embed-${dims}`, input: TEXT } },
+});
+
+const speech = {
+  gateway: {
+    path: "/api/v1/audio/speech",
+    key: "valid",
+    body: { model: "bench/tts", input: TEXT, voice: "alloy", response_format: "mp3" },
+  },
+  passthrough: {
+    path: "/v1/audio/speech",
+    body: { model: "bench-tts", input: TEXT, voice: "alloy", response_format: "mp3" },
+  },
+};
+
+export const SCENARIOS = [
+  {
+    id: "embeddings-8d",
+    title: "embeddings, 8-dim, 32 concurrent",
+    figure: "throughput",
+    concurrency: 32,
+    model: (upstream) => embeddingModel(8, upstream),
+    ...embeddings(8),
+    status: 200,
+    target: { ratio: 0.75 },
+  },
+  {
+    id: "embeddings-1536d",
+    title: "embeddings, 1536-dim, 32 concurrent",
+    figure: "throughput",
+    concurrency: 32,
+    model: (upstream) => embeddingModel(1536, upstream),
+    ...embeddings(1536),
+    status: 200,
+    target: { ratio: 0.75 },
+  },
+  {
+    id: "latency-c1",
+    title: "embeddings, 8-dim, concurrency 1",
+    figure: "latency",
+    concurrency: 1,
+    ...embeddings(8),
+    status: 200,
+    target: { addedP50Ms: 2, addedP99Ms: 10 },
+  },
+  {
+    id: "invalid-key",
+    title: "invalid key -> 401, 32 concurrent (passthrough: 8-dim embeddings)",
+    figure: "throughput",
+    concurrency: 32,
+    gateway: { ...embeddings(8).gateway, key: "invalid" },
+    passthrough: embeddings(8).passthrough,
+    status: 401,
+    target: { ratio: 1 },
+  },
+  {
+    id: "speech-c64",
+    title: "speech, 64 concurrent streams",
+    figure: "stream",
+    concurrency: 64,
+    model: speechModel,
+    ...speech,
+    status: 200,
+    target: { ratio: 0.9, addedTtfbP50Ms: 5 },
+  },
+  {
+    id: "speech-c1",
+    title: "speech, one stream at a time (completion time)",
+    figure: "completion",
+    concurrency: 1,
+    ...speech,
+    status: 200,
+    target: { completionRatio: 1.1 },
+  },
+  {
+    id: "chat-stream-c32",
+    title: "chat completions, streamed, 32 concurrent",
+    figure: "stream",
+    concurrency: 32,
+    optional: true,
+    model: chatModel,
+    gateway: {
+      path: "/api/v1/chat/completions",
+      key: "valid",
+      body: { model: "bench/chat", stream: true, messages: [{ role: "user", content: TEXT }] },
+    },
+    passthrough: {
+      path: "/v1/chat/completions",
+      body: { model: "bench-chat", stream: true, messages: [{ role: "user", content: TEXT }] },
+    },
+    status: 200,
+    target: { ratio: 0.9, addedTtfbP50Ms: 5 },
+  },
+];
