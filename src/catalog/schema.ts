@@ -4,7 +4,7 @@ import { z } from "zod";
 
 export const CATALOG_REGIONS = ["global", "europe", "us"] as const;
 export const MAKERS = ["vendor_a", "vendor_b", "vendor_c", "vendor_d", "other"] as const;
-export const MODALITIES = ["embeddings", "speech", "video"] as const;
+export const MODALITIES = ["embeddings", "speech", "video", "chat"] as const;
 export const VIDEO_RESOLUTIONS = ["480p", "720p", "768p", "1080p", "1K", "2K", "4K"] as const;
 export const ASPECT_RATIOS = ["16:9", "9:16", "1:1", "4:3", "3:4", "3:2", "2:3", "21:9", "9:21"] as const;
 
@@ -13,8 +13,14 @@ const Micros = z.number().nonnegative();
 
 /** Prices in micro-dollars per unit. Absent units are free for that endpoint. */
 export const PricingSchema = z.strictObject({
-  /** Per input token (embeddings). */
+  /** Per input token (embeddings, chat prompt). */
   input_token: Micros.optional(),
+  /** Per output token (chat completion, reasoning included). */
+  output_token: Micros.optional(),
+  /** Per prompt token read from the provider's cache (chat); absent: input_token. */
+  cache_read_token: Micros.optional(),
+  /** Per prompt token written to the provider's cache (chat); absent: input_token. */
+  cache_write_token: Micros.optional(),
   /** Per input character (speech). */
   character: Micros.optional(),
   /** Per second of generated video, by resolution; `default` applies to resolutions not listed. */
@@ -52,6 +58,11 @@ export const CapabilitiesSchema = z.strictObject({
   seed: z.boolean().optional(),
   /** A video upscaling model (accepts creativity and upscale_factor; generation models refuse them). */
   upscale: z.boolean().optional(),
+  // chat
+  /** Most completion tokens the endpoint produces in one answer. */
+  max_output_tokens: z.int().min(1).optional(),
+  /** Request parameters the endpoint honours (OpenRouter's `supported_parameters` names). */
+  parameters: z.array(z.string().min(1)).optional(),
 });
 export type Capabilities = z.infer<typeof CapabilitiesSchema>;
 

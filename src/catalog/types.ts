@@ -2,7 +2,7 @@
 import type { DataRegion } from "../../regions";
 import type { Capabilities, EndpointPolicies, Pricing } from "./schema";
 
-export type Modality = "embeddings" | "speech" | "video";
+export type Modality = "embeddings" | "speech" | "video" | "chat";
 export type Maker = "vendor_a" | "vendor_b" | "vendor_c" | "vendor_d" | "other";
 
 export interface CatalogEndpointEntry {

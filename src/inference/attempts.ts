@@ -1,5 +1,6 @@
 // The attempt runner: calls each planned endpoint in order under deadlines, fails over before the first
 // byte, and maps the final failure to the documented statuses (429, 502, 503, 524/408, 529, or a 4xx).
+import type { Modality } from "../catalog/types";
 import { ApiError, type ErrorStatus } from "../lib/errors";
 import { toUpstreamError, UpstreamError, withoutSecrets } from "../providers/errors";
 import type { CallContext, UpstreamCredential } from "../providers/types";
@@ -23,7 +24,7 @@ export type RunOutcome<T> =
   | { ok: false; error: ApiError; log: AttemptLog[] };
 
 export interface RunOptions<T> {
-  modality: "embeddings" | "speech" | "video";
+  modality: Modality;
   /** The secret for a planned credential; null refuses the attempt (no upstream call is made). */
   resolveCredential(attempt: PlannedAttempt): Promise<UpstreamCredential | null>;
   /** The adapter call. Must resolve only once the upstream answered successfully (before any byte is sent). */

@@ -16,7 +16,14 @@ export const DEFAULT_DEADLINES: Record<Modality, Deadlines> = {
   embeddings: { firstByteMs: 20_000, totalMs: 45_000 },
   speech: { firstByteMs: 30_000, totalMs: 60_000 },
   video: { firstByteMs: 30_000, totalMs: 60_000 },
+  // Chat: until the first upstream event (time to first token); between events, CHAT_IDLE_MS.
+  chat: { firstByteMs: 60_000, totalMs: 120_000 },
 };
+
+/** Chat: longest silence between two upstream events once streaming, before the attempt is cut. */
+export const CHAT_IDLE_MS = 60_000;
+/** Chat: longest whole answer, first byte to last. */
+export const CHAT_TOTAL_MS = 15 * 60_000;
 
 export function attemptDeadlineMs(modality: Modality, endpoint: CatalogEndpointEntry): number {
   return endpoint.timeouts.first_byte_ms ?? DEFAULT_DEADLINES[modality].firstByteMs;

@@ -129,6 +129,97 @@ export interface VideoAdapter {
   content(upstreamJobId: string, index: number, call: CallContext): Promise<Response>;
 }
 
+// ---------- chat ----------
+// The gateway's normal form of chat is the OpenAI chat completions shape (what clients send and what
+// `openai` and `@openrouter/sdk` parse). Adapters translate it to their wire format, and their answer
+// (always requested streamed) back into OpenAI-shaped chunks.
+
+/** One message as clients send it (system/developer/user/assistant/tool; text and media parts). */
+export type ChatMessage = Record<string, unknown> & { role: string };
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  /** Upper bound on completion tokens (the route resolves max_tokens / max_completion_tokens). */
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  repetitionPenalty?: number;
+  seed?: number;
+  stop?: string[];
+  logitBias?: Record<string, number>;
+  logprobs?: boolean;
+  topLogprobs?: number;
+  /** OpenAI function tools as sent. */
+  tools?: Array<Record<string, unknown>>;
+  toolChoice?: unknown;
+  parallelToolCalls?: boolean;
+  /** `{type:"json_object"}` or `{type:"json_schema", json_schema:{...}}`. */
+  responseFormat?: Record<string, unknown>;
+  reasoning?: { effort?: string; max_tokens?: number; exclude?: boolean; enabled?: boolean };
+  user?: string;
+  /** Provider passthrough options for this endpoint's provider (`provider.options[<slug>]`). */
+  passthrough?: Record<string, unknown>;
+}
+
+export interface ChatToolCallDelta {
+  index: number;
+  id?: string;
+  type?: "function";
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChatDelta {
+  role?: "assistant";
+  content?: string;
+  reasoning?: string;
+  /** Provider reasoning blocks kept verbatim (e.g. signed thinking), replayed by clients unchanged. */
+  reasoning_details?: Array<Record<string, unknown>>;
+  refusal?: string;
+  tool_calls?: ChatToolCallDelta[];
+}
+
+export type ChatFinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "error";
+
+export interface ChatChoiceDelta {
+  index: number;
+  delta: ChatDelta;
+  /** Normalised; null until the choice ends. */
+  finish_reason: ChatFinishReason | null;
+  /** The provider's own value. */
+  native_finish_reason?: string | null;
+  logprobs?: unknown;
+}
+
+/** Token counts as the upstream reported them (input excludes nothing: cached and cache-write are parts of it). */
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+/** One normalized event of an upstream chat stream. */
+export interface ChatChunk {
+  choices: ChatChoiceDelta[];
+  /** On the last chunk(s): the upstream's final usage. */
+  usage?: ChatUsage;
+  /** The upstream's model id when it reports one. */
+  model?: string;
+}
+
+/**
+ * An upstream chat stream, already answered 2xx: iterate it for chunks. An error thrown while
+ * iterating is an UpstreamError (mid-stream failure); `cancel` aborts the upstream request.
+ */
+export interface ChatStream extends AsyncIterable<ChatChunk> {
+  /** The transformed upstream request body, credentials removed (for `debug.echo_upstream_body`). */
+  readonly upstreamBody?: unknown;
+}
+
 // ---------- the adapter ----------
 
 export interface ProviderAdapter {
@@ -139,6 +230,12 @@ export interface ProviderAdapter {
   embeddings?(request: EmbeddingsRequest, call: CallContext): Promise<EmbeddingsResult>;
   speech?(request: SpeechRequest, call: CallContext): Promise<SpeechResult>;
   videos?: VideoAdapter;
+  /**
+   * Streams a chat completion (always streamed upstream; the route aggregates for non-streaming
+   * clients). Resolves once the upstream answered 2xx; failures before that are thrown as
+   * UpstreamError so the router can fail over.
+   */
+  chat?(request: ChatRequest, call: CallContext): Promise<ChatStream>;
 }
 
-export type Capability = "embeddings" | "speech" | "videos";
+export type Capability = "embeddings" | "speech" | "videos" | "chat";

@@ -49,18 +49,21 @@ const OUTPUT: Record<CatalogModelEntry["modality"], string> = {
   embeddings: "embeddings",
   speech: "audio",
   video: "video",
+  chat: "text",
 };
 
 const LISTING: Record<CatalogModelEntry["modality"], string> = {
   embeddings: "/api/v1/embeddings/models",
   speech: "/api/v1/models",
   video: "/api/v1/videos/models",
+  chat: "/api/v1/models",
 };
 
 const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
   embeddings: ["dimensions", "encoding_format", "input_type"],
   speech: ["voice", "response_format", "speed"],
   video: ["aspect_ratio", "resolution", "duration", "seed"],
+  chat: ["max_tokens", "temperature", "top_p", "stop", "seed"],
 };
 
 function identityOf(m: CatalogModelEntry) {
