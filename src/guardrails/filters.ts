@@ -1,4 +1,4 @@
-// Content filters on request text: built-in detectors and custom regexes, giving block/redact/flag verdicts.
+// Content filters on request text: built-in detectors and custom RE2 patterns, giving block/redact/flag verdicts.
 
 import {
   BUILTIN_FILTER_SLUGS,
@@ -7,11 +7,24 @@ import {
   builtinMatches,
   mergeSpans,
 } from "./builtin-filters";
+import {
+  COMPILE_CHARGE,
+  type CustomPattern,
+  compileCustomPattern,
+  customSpans,
+  newScanBudget,
+  type ScanBudget,
+} from "./custom-pattern";
 import type { AppliedFilter } from "./policy";
-import { checkCustomPattern } from "./regex-safety";
 
 export { BUILTIN_FILTER_SLUGS, BUILTIN_FILTERS, type BuiltinFilterSlug, luhnValid } from "./builtin-filters";
-export { CUSTOM_PATTERN_FLAGS, checkCustomPattern, MAX_CUSTOM_PATTERN_LENGTH } from "./regex-safety";
+export {
+  CUSTOM_SCAN_BUDGET,
+  compileCustomPattern,
+  MAX_CUSTOM_PATTERN_LENGTH,
+  newScanBudget,
+  type ScanBudget,
+} from "./custom-pattern";
 
 /** Replacement text for a custom filter's matches when it has no label. */
 export const CUSTOM_FILTER_DEFAULT_LABEL = "[REDACTED]";
@@ -29,6 +42,11 @@ export interface FilterVerdict {
   text: string;
   /** The first `block` filter that matched; the caller refuses the request with 403 naming its label. */
   blockedBy?: AppliedFilter;
+  /**
+   * The custom filter that found the request's scan budget spent: the text was not fully checked and
+   * the caller refuses the request (413).
+   */
+  overBudget?: AppliedFilter;
   /** `flag` filters that matched (detect-only: the text is untouched). */
   flagged: AppliedFilter[];
   /** `redact` filters that matched and rewrote the text. */
@@ -36,32 +54,48 @@ export interface FilterVerdict {
 }
 
 // Compiled custom patterns, shared across requests in the isolate (patterns were validated on write).
-const compiled = new Map<string, RegExp | null>();
-const MAX_COMPILED = 1000;
+// A pattern takes ~20 KB plus 0.3-1 KB an instruction and up to 64 KB of probe DFA: ~40 MB at the caps.
+const compiled = new Map<string, CustomPattern | null>();
+const MAX_COMPILED = 200;
+const MAX_COMPILED_INSTRUCTIONS = 20_000;
+let compiledInstructions = 0;
 
-function customRegex(pattern: string): RegExp | null {
-  let regex = compiled.get(pattern);
-  if (regex === undefined) {
-    const verdict = checkCustomPattern(pattern);
-    regex = verdict.ok ? verdict.regex : null;
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
-    compiled.set(pattern, regex);
+/** The compiled pattern, compiling it (charged to `budget`) when the isolate has not yet. */
+function customPattern(pattern: string, budget: ScanBudget): CustomPattern | null {
+  let entry = compiled.get(pattern);
+  if (entry === undefined) {
+    const verdict = compileCustomPattern(pattern);
+    entry = verdict.ok ? verdict.compiled : null;
+    budget.remaining -= (entry?.cost ?? 0) * COMPILE_CHARGE;
+    const size = entry?.regex.programSize() ?? 0;
+    if (compiled.size >= MAX_COMPILED || compiledInstructions + size > MAX_COMPILED_INSTRUCTIONS) {
+      compiled.clear();
+      compiledInstructions = 0;
+    }
+    compiled.set(pattern, entry);
+    compiledInstructions += size;
   }
-  return regex;
+  return entry;
 }
 
-/** Match spans of one filter in `text`; an unusable stored pattern matches nothing. */
-export function filterMatches(filter: AppliedFilter, text: string): Array<[number, number]> {
+/**
+ * Match spans of one filter in `text` (only the first when `firstOnly`); an unusable stored pattern
+ * matches nothing. Null when a custom pattern ran out of `budget`.
+ */
+export function filterMatches(
+  filter: AppliedFilter,
+  text: string,
+  budget: ScanBudget,
+  firstOnly = false,
+): Array<[number, number]> | null {
   if (filter.kind === "builtin") {
     return isBuiltinSlug(filter.match) ? builtinMatches(filter.match, text) : [];
   }
-  const regex = customRegex(filter.match);
-  if (!regex) return [];
-  const spans: Array<[number, number]> = [];
-  for (const m of text.matchAll(regex)) {
-    if (m[0].length > 0) spans.push([m.index, m.index + m[0].length]);
-  }
-  return mergeSpans(spans);
+  const compiledPattern = customPattern(filter.match, budget);
+  if (budget.remaining < 0) return null;
+  if (!compiledPattern) return [];
+  const spans = customSpans(compiledPattern, text, budget, firstOnly);
+  return spans && mergeSpans(spans);
 }
 
 function replaceSpans(text: string, spans: Array<[number, number]>, label: string): string {
@@ -76,14 +110,20 @@ function replaceSpans(text: string, spans: Array<[number, number]>, label: strin
 
 /**
  * Runs the filters over one text input. Block and flag filters look at the text as sent (so a
- * redaction cannot hide what a block filter would catch); redactions then apply in order.
- * Pure: verdicts, never exceptions.
+ * redaction cannot hide what a block filter would catch); redactions then apply in order. Custom
+ * patterns draw on `budget`, shared by every text of a request. Pure: verdicts, never exceptions.
  */
-export function applyContentFilters(filters: AppliedFilter[], text: string): FilterVerdict {
+export function applyContentFilters(
+  filters: AppliedFilter[],
+  text: string,
+  budget: ScanBudget = newScanBudget(),
+): FilterVerdict {
   const flagged: AppliedFilter[] = [];
   for (const filter of filters) {
     if (filter.action === "redact") continue;
-    if (filterMatches(filter, text).length === 0) continue;
+    const spans = filterMatches(filter, text, budget, true);
+    if (!spans) return { text, overBudget: filter, flagged, redacted: [] };
+    if (spans.length === 0) continue;
     if (filter.action === "block") return { text, blockedBy: filter, flagged, redacted: [] };
     flagged.push(filter);
   }
@@ -91,7 +131,8 @@ export function applyContentFilters(filters: AppliedFilter[], text: string): Fil
   let out = text;
   for (const filter of filters) {
     if (filter.action !== "redact") continue;
-    const spans = filterMatches(filter, out);
+    const spans = filterMatches(filter, out, budget);
+    if (!spans) return { text, overBudget: filter, flagged, redacted: [] };
     if (spans.length === 0) continue;
     out = replaceSpans(out, spans, filter.label);
     redacted.push(filter);

@@ -1,6 +1,6 @@
 // Wire shapes of guardrails (SDK-compatible), their create/update bodies, and key/member assignments.
 import { z } from "@hono/zod-openapi";
-import { BUILTIN_FILTER_SLUGS, checkCustomPattern } from "../guardrails/filters";
+import { BUILTIN_FILTER_SLUGS, compileCustomPattern } from "../guardrails/filters";
 import { DataRegionSchema, DataRegionSetSchema, ResetIntervalSchema } from "./common";
 
 export const FILTER_ACTIONS = ["block", "redact", "flag"] as const;
@@ -75,9 +75,8 @@ const BuiltinInput = z.strictObject({
 
 const CustomInput = z.strictObject({
   pattern: z.string().superRefine((pattern, ctx) => {
-    const verdict = checkCustomPattern(pattern);
-    if (!verdict.ok)
-      ctx.addIssue({ code: "custom", message: `unsafe or invalid pattern: ${verdict.reason}` });
+    const verdict = compileCustomPattern(pattern);
+    if (!verdict.ok) ctx.addIssue({ code: "custom", message: `unsupported pattern: ${verdict.reason}` });
   }),
   action: FilterActionSchema,
   label: z.string().trim().min(1).max(LABEL_MAX).nullable().optional(),
