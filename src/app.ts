@@ -12,6 +12,7 @@ import { jsonBody } from "./middleware/body";
 import { enforceRegion } from "./middleware/region";
 import { requestId } from "./middleware/request-id";
 import { byokRoutes } from "./routes/byok";
+import { chatRoutes } from "./routes/chat";
 import { creditsRoutes } from "./routes/credits";
 import { embeddingsRoutes } from "./routes/embeddings";
 import { guardrailsRoutes } from "./routes/guardrails";
@@ -32,6 +33,7 @@ const api = createRouter()
   .route("/", presetsRoutes)
   .route("/", guardrailsRoutes)
   .route("/", byokRoutes)
+  .route("/", chatRoutes)
   .route("/", embeddingsRoutes)
   .route("/", speechRoutes)
   // Before videos: GET /videos/models must not be taken for GET /videos/{id}.

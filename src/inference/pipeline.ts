@@ -7,7 +7,7 @@ import { getCatalog } from "../catalog/cache";
 import type { Modality } from "../catalog/types";
 import type { Bindings } from "../env";
 import { finishGeneration, type GenerationRecord, type WaitUntil } from "../generations/record";
-import type { ApiError } from "../lib/errors";
+import { ApiError } from "../lib/errors";
 import type { AuthContext } from "../middleware/auth";
 import { getAdapter, supports } from "../providers/registry";
 import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } from "../providers/types";
@@ -31,6 +31,8 @@ export interface InferenceIo {
   executionCtx: WaitUntil;
   /** The client's request signal: a client that leaves while we wait for the upstream aborts it. */
   signal?: AbortSignal;
+  /** Echoed as X-Request-Id on the answer (streamed ones included). */
+  requestId?: string;
 }
 
 /** What a route tells the pipeline about its request, before any attempt. */
@@ -47,7 +49,7 @@ export interface InferenceSpec<T, R extends Response = Response> extends Inferen
   /** The adapter call; resolve only once the upstream committed (its first byte), else throw UpstreamError. */
   call(adapter: ProviderAdapter, attempt: PlannedAttempt, ctx: CallContext): Promise<T>;
   /** The answer to the client, and what the call finally cost once its body is done. */
-  respond(value: T, served: Served): Answer<R>;
+  respond(value: T, served: Served): Answer<R> | Promise<Answer<R>>;
   /** Stored on the generation record. */
   record: { metadata?: Record<string, unknown> | null; user?: string | null; flags?: string[] };
   /** 408 for embeddings (the spec lists it), 524 otherwise. */
@@ -178,30 +180,38 @@ export async function runInference<T, R extends Response = Response>(
 
   const { value, attempt, credential, log } = outcome;
   const isByok = credential.source === "byok";
+  const served = {
+    ...base,
+    model: attempt.model.slug,
+    provider: attempt.endpoint.provider,
+    endpointId: attempt.endpoint.id,
+    isByok,
+    attempts: logOf(log),
+  };
   let answer: Answer<R>;
   try {
-    answer = spec.respond(value, { attempt, credential, generationId, isByok, log });
+    answer = await spec.respond(value, { attempt, credential, generationId, isByok, log });
   } catch (err) {
-    executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: 0, isByok: false }));
+    // The upstream answered but the answer failed before any byte reached the client: nothing is charged.
+    const error = err instanceof ApiError ? describe(err) : "the answer could not be built";
+    executionCtx.waitUntil(
+      finishGeneration(env, reservation, { ...served, status: "failed", usage: {}, costMicros: 0, error }),
+    );
     throw err;
   }
   executionCtx.waitUntil(
     answer.done.then((final) =>
       finishGeneration(env, reservation, {
-        ...base,
-        model: attempt.model.slug,
-        provider: attempt.endpoint.provider,
-        endpointId: attempt.endpoint.id,
-        isByok,
+        ...served,
         status: final.status ?? "completed",
         usage: final.usage,
         costMicros: Math.max(0, Math.ceil(final.costMicros - 1e-9)),
-        attempts: logOf(log),
         error: final.error ?? null,
       }),
     ),
   );
   answer.response.headers.set("X-Generation-Id", generationId);
+  if (io.requestId) answer.response.headers.set("X-Request-Id", io.requestId);
   return answer.response;
 }
 

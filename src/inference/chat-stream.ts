@@ -1,0 +1,342 @@
+// A chat answer from an opened upstream stream: Server-Sent Events to a streaming client (every event sent
+// as it arrives, keep-alives while the upstream thinks, one final usage chunk, mid-stream errors as an
+// error chunk), or one aggregated chat.completion. Either way `done` tells the pipeline what to settle.
+import { microsToUsd } from "../lib/money";
+import { UpstreamError } from "../providers/errors";
+import type { ChatChoiceDelta, ChatChunk, ChatToolCallDelta, ChatUsage } from "../providers/types";
+import { CHAT_IDLE_MS, CHAT_TOTAL_MS } from "./deadlines";
+import type { Answer, Final } from "./pipeline";
+
+/** A comment line while waiting on the upstream: well under the common 100 s idle timeouts of proxies. */
+export const KEEPALIVE_MS = 15_000;
+const KEEPALIVE = ": OPENROUTER PROCESSING\n\n";
+
+/** An upstream stream whose first event was read inside the attempt (so failover could still happen). */
+export interface OpenedChat {
+  iterator: AsyncIterator<ChatChunk>;
+  first: IteratorResult<ChatChunk>;
+  /** Aborts the upstream request (client gone, deadline). */
+  abort: AbortController;
+  upstreamBody?: unknown;
+}
+
+/** Everything about the served request the answer needs besides the stream. */
+export interface ChatMeta {
+  id: string;
+  created: number;
+  model: string;
+  provider: string;
+  isByok: boolean;
+  /** Prompt tokens estimated before the call (used when the upstream reports no usage). */
+  promptEstimate: number;
+  /** The cost of a usage, in micro-dollars, split as the usage object reports it. */
+  price(usage: ChatUsage): { prompt: number; completion: number };
+  /** `debug.echo_upstream_body`: sent as the first chunk of a stream. */
+  echo?: unknown;
+}
+
+/** What a stream produced, folded as it passes (for the record, the bill and the JSON answer). */
+class Folded {
+  content = "";
+  reasoning = "";
+  refusal = "";
+  reasoningDetails: Array<Record<string, unknown>> = [];
+  tools = new Map<number, { id: string; name: string; arguments: string }>();
+  finish: ChatChoiceDelta["finish_reason"] = null;
+  native: string | null = null;
+  usage?: ChatUsage;
+
+  add(chunk: ChatChunk): void {
+    if (chunk.usage) this.usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      if (choice.index !== 0) continue;
+      const d = choice.delta;
+      if (d.content) this.content += d.content;
+      if (d.reasoning) this.reasoning += d.reasoning;
+      if (d.refusal) this.refusal += d.refusal;
+      if (d.reasoning_details) this.reasoningDetails.push(...d.reasoning_details);
+      if (d.tool_calls) for (const call of d.tool_calls) this.addTool(call);
+      if (choice.finish_reason) this.finish = choice.finish_reason;
+      if (choice.native_finish_reason) this.native = choice.native_finish_reason;
+    }
+  }
+
+  private addTool(call: ChatToolCallDelta): void {
+    const tool = this.tools.get(call.index) ?? { id: "", name: "", arguments: "" };
+    if (call.id) tool.id = call.id;
+    if (call.function?.name) tool.name += call.function.name;
+    if (call.function?.arguments) tool.arguments += call.function.arguments;
+    this.tools.set(call.index, tool);
+  }
+
+  /** Any output at all (zero-completion insurance charges nothing without it). */
+  produced(): boolean {
+    return this.content.length + this.reasoning.length + this.refusal.length + this.tools.size > 0;
+  }
+
+  /** The upstream's usage, or one counted from the text when it sent none (marked estimated). */
+  finalUsage(promptEstimate: number): { usage: ChatUsage; estimated: boolean } {
+    if (this.usage) return { usage: this.usage, estimated: false };
+    let chars = this.content.length + this.reasoning.length + this.refusal.length;
+    for (const t of this.tools.values()) chars += t.name.length + t.arguments.length;
+    return {
+      usage: { promptTokens: promptEstimate, completionTokens: Math.ceil(chars / 4) },
+      estimated: true,
+    };
+  }
+}
+
+/** The usage object of the wire (chat.completion and the final chunk alike). */
+export function usageWire(usage: ChatUsage, meta: ChatMeta) {
+  const { prompt, completion } = meta.price(usage);
+  const total = Math.ceil(prompt + completion - 1e-9);
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    prompt_tokens_details: {
+      cached_tokens: usage.cachedTokens ?? 0,
+      ...(usage.cacheWriteTokens ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
+    },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
+    cost: microsToUsd(total),
+    is_byok: meta.isByok,
+    cost_details: {
+      upstream_inference_cost: meta.isByok ? microsToUsd(total) : null,
+      upstream_inference_prompt_cost: microsToUsd(prompt),
+      upstream_inference_completions_cost: microsToUsd(completion),
+    },
+  };
+}
+
+function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error: string | null): Final {
+  const { usage, estimated } = folded.finalUsage(meta.promptEstimate);
+  // Zero-completion insurance: a request that ends in an error before any output costs nothing.
+  const insured = status !== "completed" && status !== "cancelled" && !folded.produced();
+  const { prompt, completion } = meta.price(usage);
+  return {
+    costMicros: insured ? 0 : prompt + completion,
+    usage: {
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+      total_tokens: usage.promptTokens + usage.completionTokens,
+      ...(usage.cachedTokens ? { cached_tokens: usage.cachedTokens } : {}),
+      ...(usage.cacheWriteTokens ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
+      ...(usage.reasoningTokens ? { reasoning_tokens: usage.reasoningTokens } : {}),
+      ...(estimated ? { estimated: 1 } : {}),
+    },
+    status,
+    error,
+  };
+}
+
+/** The error chunk's `error` (integer code, error_type from the status the spec maps it to). */
+function streamError(err: unknown): { code: number; message: string; metadata: Record<string, string> } {
+  const e = err instanceof UpstreamError ? err : undefined;
+  const code =
+    e?.kind === "timeout"
+      ? 524
+      : e?.status === 429 || e?.status === 529 || e?.status === 503
+        ? e.status
+        : 502;
+  const type =
+    code === 429
+      ? "rate_limit_exceeded"
+      : code === 529
+        ? "provider_overloaded"
+        : code === 503
+          ? "provider_unavailable"
+          : code === 524
+            ? "timeout"
+            : "server";
+  return {
+    code,
+    message: e?.message ?? "The provider's stream failed",
+    metadata: {
+      error_type: type,
+      ...(e?.providerCode != null ? { provider_code: String(e.providerCode) } : {}),
+    },
+  };
+}
+
+/** The wire form of one upstream chunk's choices: finish_reason always present, optional fields omitted. */
+function choicesWire(chunk: ChatChunk) {
+  return chunk.choices.map((c) => {
+    const delta: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(c.delta)) if (v != null) delta[k] = v;
+    return {
+      index: c.index,
+      delta,
+      finish_reason: c.finish_reason ?? null,
+      ...(c.native_finish_reason != null ? { native_finish_reason: c.native_finish_reason } : {}),
+      ...(c.logprobs != null ? { logprobs: c.logprobs } : {}),
+    };
+  });
+}
+
+const sleep = (ms: number) => new Promise<"tick">((resolve) => setTimeout(() => resolve("tick"), ms));
+
+/**
+ * The SSE answer. Pull-driven: the next upstream event is read only when the client can take more,
+ * and a client that leaves cancels the stream, which aborts the upstream request.
+ */
+export function sseAnswer(opened: OpenedChat, meta: ChatMeta): Answer {
+  const encoder = new TextEncoder();
+  const head = `{"id":${JSON.stringify(meta.id)},"object":"chat.completion.chunk","created":${meta.created},"model":${JSON.stringify(meta.model)},"provider":${JSON.stringify(meta.provider)}`;
+  const frame = (rest: string) => encoder.encode(`data: ${head},${rest}}\n\n`);
+  const folded = new Folded();
+  let settle!: (final: Final) => void;
+  const done = new Promise<Final>((resolve) => {
+    settle = resolve;
+  });
+  let finished = false;
+  const finish = (status: Final["status"], error: string | null) => {
+    if (finished) return;
+    finished = true;
+    settle(finalOf(folded, meta, status, error));
+  };
+  let pending: Promise<IteratorResult<ChatChunk>> | null = null;
+  let lastEventAt = Date.now();
+  const startedAt = Date.now();
+  let sentFirst = false;
+
+  const emitChunk = (controller: ReadableStreamDefaultController<Uint8Array>, chunk: ChatChunk) => {
+    folded.add(chunk);
+    if (chunk.choices.length > 0)
+      controller.enqueue(frame(`"choices":${JSON.stringify(choicesWire(chunk))}`));
+  };
+  const end = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    const { usage } = folded.finalUsage(meta.promptEstimate);
+    controller.enqueue(frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`));
+    controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+    controller.close();
+    finish("completed", folded.usage ? null : "the provider's stream ended without usage; usage estimated");
+  };
+  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, err: unknown) => {
+    opened.abort.abort(err);
+    const error = streamError(err);
+    controller.enqueue(
+      frame(
+        `"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"error":${JSON.stringify(error)}`,
+      ),
+    );
+    controller.close();
+    finish("failed", `${error.code}: ${error.message}`);
+  };
+
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (meta.echo !== undefined) {
+        controller.enqueue(
+          frame(`"choices":[],"debug":${JSON.stringify({ echo_upstream_body: meta.echo })}`),
+        );
+      }
+    },
+    async pull(controller) {
+      if (!sentFirst) {
+        sentFirst = true;
+        if (opened.first.done) return end(controller);
+        emitChunk(controller, opened.first.value);
+        return;
+      }
+      pending ??= opened.iterator.next();
+      let next: IteratorResult<ChatChunk> | "tick";
+      try {
+        next = await Promise.race([pending, sleep(KEEPALIVE_MS)]);
+      } catch (err) {
+        pending = null;
+        return fail(controller, err);
+      }
+      if (next === "tick") {
+        const now = Date.now();
+        if (now - lastEventAt >= CHAT_IDLE_MS || now - startedAt >= CHAT_TOTAL_MS) {
+          pending.catch(() => {});
+          return fail(
+            controller,
+            new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" }),
+          );
+        }
+        controller.enqueue(encoder.encode(KEEPALIVE));
+        return;
+      }
+      pending = null;
+      lastEventAt = Date.now();
+      if (next.done) return end(controller);
+      emitChunk(controller, next.value);
+    },
+    cancel(reason) {
+      // The client left: stop the upstream; the generation is cancelled and billed for what it produced.
+      opened.abort.abort(reason);
+      void opened.iterator.return?.().catch(() => {});
+      finish("cancelled", "client disconnected");
+    },
+  });
+  const response = new Response(body, {
+    status: 200,
+    headers: {
+      "Content-Type": "text/event-stream",
+      "Cache-Control": "no-cache",
+      "X-Accel-Buffering": "no",
+    },
+  });
+  return { response, done };
+}
+
+/** Reads the whole stream and answers one chat.completion (or throws the mid-stream failure). */
+export async function jsonAnswer(
+  opened: OpenedChat,
+  meta: ChatMeta,
+  json: (body: unknown) => Response,
+): Promise<{ response: Response; final: Final } | { error: unknown; final: Final }> {
+  const folded = new Folded();
+  try {
+    if (!opened.first.done) {
+      folded.add(opened.first.value);
+      for (;;) {
+        const next = await opened.iterator.next();
+        if (next.done) break;
+        folded.add(next.value);
+      }
+    }
+  } catch (err) {
+    opened.abort.abort(err);
+    // The client gets an error status and nothing else: nothing is charged.
+    return { error: err, final: { ...finalOf(folded, meta, "failed", String(err)), costMicros: 0 } };
+  }
+  const { usage } = folded.finalUsage(meta.promptEstimate);
+  const tools = [...folded.tools.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, t]) => ({
+      id: t.id,
+      type: "function" as const,
+      function: { name: t.name, arguments: t.arguments },
+    }));
+  const body = {
+    id: meta.id,
+    object: "chat.completion",
+    created: meta.created,
+    model: meta.model,
+    provider: meta.provider,
+    system_fingerprint: null,
+    choices: [
+      {
+        index: 0,
+        finish_reason: folded.finish ?? "stop",
+        native_finish_reason: folded.native,
+        message: {
+          role: "assistant",
+          content: folded.content || (tools.length ? null : ""),
+          refusal: folded.refusal || null,
+          ...(folded.reasoning ? { reasoning: folded.reasoning } : {}),
+          ...(folded.reasoningDetails.length ? { reasoning_details: folded.reasoningDetails } : {}),
+          ...(tools.length ? { tool_calls: tools } : {}),
+        },
+      },
+    ],
+    usage: usageWire(usage, meta),
+  };
+  return {
+    response: json(body),
+    final: finalOf(folded, meta, "completed", folded.usage ? null : "usage estimated"),
+  };
+}

@@ -1,0 +1,373 @@
+// POST /chat/completions through the real clients (openai, @openrouter/sdk), streamed and not, on the
+// sandbox chat models: shapes the clients parse, failover, mid-stream errors, cancellation and billing.
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { getCatalog } from "../src/catalog/cache";
+import { findModel } from "../src/catalog/types";
+import { getDb, tables } from "../src/db/client";
+import { chatPrice, estimatePromptTokens } from "../src/routes/chat";
+import { createAccount, createKey } from "./helpers/accounts";
+import { BASE, call } from "./helpers/http";
+import { post, type StreamedCall, streamed } from "./helpers/media";
+import { sdkFor } from "./helpers/sdk";
+
+/** A fetch for clients that returns at once and remembers each call, so tests can await its waitUntil work. */
+function tracked() {
+  const calls: StreamedCall[] = [];
+  const fetch: typeof globalThis.fetch = async (input, init) => {
+    const call = await streamed(new Request(input, init));
+    calls.push(call);
+    return call.res;
+  };
+  return { fetch, settled: () => Promise.all(calls.map((c) => c.settled())), calls };
+}
+
+let settleAll: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  await Promise.all(settleAll.map((s) => s()));
+  settleAll = [];
+});
+
+function openai(apiKey: string) {
+  const t = tracked();
+  settleAll.push(t.settled);
+  return { client: new OpenAI({ apiKey, baseURL: BASE, fetch: t.fetch, maxRetries: 0 }), ...t };
+}
+
+function sdk(apiKey: string) {
+  const t = tracked();
+  settleAll.push(t.settled);
+  return { client: sdkFor(apiKey, undefined, t.fetch), ...t };
+}
+
+const generation = async (id: string) =>
+  (await getDb(env.DB).select().from(tables.generations).where(eq(tables.generations.id, id)))[0];
+
+const hi = [{ role: "user" as const, content: "Hello there gateway" }];
+
+/** Raw SSE events of a streamed answer (data payloads, comments dropped). */
+async function events(res: Response): Promise<string[]> {
+  const text = await res.text();
+  return text
+    .split("\n\n")
+    .filter((e) => e.startsWith("data: "))
+    .map((e) => e.slice(6));
+}
+
+describe("POST /chat/completions with the openai client", () => {
+  it("answers a chat.completion with usage, cost, the generation id and the served model", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client, settled } = openai(acct.apiKey);
+    const res = await client.chat.completions
+      .create({ model: "sandbox/chat-echo", messages: hi })
+      .withResponse();
+    const completion = res.data;
+    expect(res.response.headers.get("x-generation-id")).toBe(completion.id);
+    expect(res.response.headers.get("x-request-id")).toBeTruthy();
+    expect(completion.object).toBe("chat.completion");
+    expect(completion.model).toBe("sandbox/chat-echo");
+    expect(completion.choices[0]!.message.content).toContain("Hello there gateway");
+    expect(completion.choices[0]!.finish_reason).toBe("stop");
+    const usage = completion.usage as OpenAI.CompletionUsage & { cost: number; is_byok: boolean };
+    expect(usage.prompt_tokens).toBeGreaterThan(0);
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
+    expect(usage.cost).toBeGreaterThan(0);
+    expect(usage.is_byok).toBe(false);
+    await settled();
+    const gen = await generation(completion.id);
+    expect(gen).toMatchObject({ status: "completed", model: "sandbox/chat-echo", modality: "chat" });
+    expect(gen!.costMicros).toBe(Math.round(usage.cost * 1_000_000));
+  });
+
+  it("streams chunks whose text equals the non-streamed answer, then one usage chunk", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client } = openai(acct.apiKey);
+    const whole = await client.chat.completions.create({ model: "sandbox/chat-echo", messages: hi });
+    const stream = await client.chat.completions.create({
+      model: "sandbox/chat-echo",
+      messages: hi,
+      stream: true,
+    });
+    let text = "";
+    const usageChunks: unknown[] = [];
+    let finish: string | null = null;
+    let chunks = 0;
+    for await (const chunk of stream) {
+      chunks++;
+      if (chunk.usage) usageChunks.push(chunk.usage);
+      for (const c of chunk.choices) {
+        text += c.delta.content ?? "";
+        finish = c.finish_reason ?? finish;
+      }
+    }
+    expect(chunks).toBeGreaterThan(3);
+    expect(text).toBe(whole.choices[0]!.message.content);
+    expect(finish).toBe("stop");
+    expect(usageChunks).toHaveLength(1);
+    expect(usageChunks[0]).toMatchObject({ completion_tokens: whole.usage!.completion_tokens });
+  });
+
+  it("tool calls: arguments reassemble to JSON, finish_reason tool_calls", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client } = openai(acct.apiKey);
+    const tools = [
+      {
+        type: "function" as const,
+        function: {
+          name: "get_weather",
+          parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        },
+      },
+    ];
+    const res = await client.chat.completions.create({ model: "sandbox/chat-tools", messages: hi, tools });
+    const call = res.choices[0]!.message.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
+    expect(res.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(call.function.name).toBe("get_weather");
+    expect(JSON.parse(call.function.arguments)).toHaveProperty("city");
+    const stream = await client.chat.completions.create({
+      model: "sandbox/chat-tools",
+      messages: hi,
+      tools,
+      stream: true,
+    });
+    let args = "";
+    for await (const chunk of stream)
+      for (const c of chunk.choices) args += c.delta.tool_calls?.[0]?.function?.arguments ?? "";
+    expect(JSON.parse(args)).toEqual(JSON.parse(call.function.arguments));
+  });
+});
+
+describe("POST /chat/completions with @openrouter/sdk", () => {
+  it("chat.send, not streamed and streamed, parses", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client } = sdk(acct.apiKey);
+    type Sent = {
+      choices: Array<{ message: { content?: string | null } }>;
+      usage?: { cost?: number | null };
+    };
+    type Chunk = { choices: Array<{ delta: { content?: string | null; reasoning?: string | null } }> };
+    const result = (await client.chat.send({
+      chatRequest: { model: "sandbox/chat-echo", messages: hi },
+    })) as unknown as Sent;
+    expect(result.choices[0]!.message.content).toContain("Hello there gateway");
+    expect(result.usage?.cost).toBeGreaterThan(0);
+    const stream = (await client.chat.send({
+      chatRequest: { model: "sandbox/chat-reasoning", messages: hi, stream: true },
+    })) as unknown as AsyncIterable<Chunk>;
+    let text = "";
+    let reasoning = "";
+    for await (const chunk of stream) {
+      for (const c of chunk.choices) {
+        text += c.delta.content ?? "";
+        reasoning += c.delta.reasoning ?? "";
+      }
+    }
+    expect(reasoning.length).toBeGreaterThan(0);
+    expect(text).toContain("Hello there gateway");
+  });
+});
+
+describe("failures", () => {
+  it("503 before the first byte answers the error envelope", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res } = await post("/chat/completions", acct.apiKey, { model: "sandbox/chat-503", messages: hi });
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { error: { code: number } };
+    expect(body.error.code).toBe(503);
+  });
+
+  it("fails over to the next provider before the first byte, and the attempt log shows it", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-failover",
+      messages: hi,
+      stream: true,
+    });
+    expect(res.status).toBe(200);
+    const id = res.headers.get("x-generation-id")!;
+    const data = await events(res);
+    expect(data.at(-1)).toBe("[DONE]");
+    await settled();
+    const gen = await generation(id);
+    const attempts = gen!.attempts as Array<{ outcome: string }>;
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]!.outcome).not.toBe("ok");
+    expect(attempts[1]!.outcome).toBe("ok");
+  });
+
+  it("an error after the first chunks arrives as one error chunk with finish_reason error", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-error-after-3",
+      messages: hi,
+      stream: true,
+    });
+    expect(res.status).toBe(200);
+    const id = res.headers.get("x-generation-id")!;
+    const data = await events(res);
+    const last = JSON.parse(data.at(-1)!) as {
+      error: { code: number; message: string; metadata: { error_type: string } };
+      choices: Array<{ finish_reason: string }>;
+    };
+    expect(last.choices[0]!.finish_reason).toBe("error");
+    expect(Number.isInteger(last.error.code)).toBe(true);
+    expect(last.error.metadata.error_type).toBeTruthy();
+    expect(data).not.toContain("[DONE]");
+    const contentChunks = data.slice(0, -1).map((d) => JSON.parse(d) as { choices: unknown[] });
+    expect(contentChunks.length).toBe(3);
+    await settled();
+    const gen = await generation(id);
+    expect(gen).toMatchObject({ status: "failed" });
+    // Output was produced before the failure: it is billed, on estimated usage.
+    expect(gen!.costMicros).toBeGreaterThan(0);
+    expect(gen!.usage).toMatchObject({ estimated: 1 });
+  });
+
+  it("a stream that ends without usage is billed on usage counted from the text, marked estimated", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-truncated",
+      messages: hi,
+      stream: true,
+    });
+    const id = res.headers.get("x-generation-id")!;
+    const data = await events(res);
+    const usage = JSON.parse(data.at(-2)!) as { usage: { completion_tokens: number; cost: number } };
+    expect(usage.usage.completion_tokens).toBeGreaterThan(0);
+    await settled();
+    const gen = await generation(id);
+    expect(gen!.usage).toMatchObject({ estimated: 1 });
+    expect(gen!.costMicros).toBe(Math.round(usage.usage.cost * 1_000_000));
+  });
+
+  it("a client that leaves mid-stream: the generation is cancelled and billed once for what was produced", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      messages: [{ role: "user", content: "word ".repeat(200) }],
+      stream: true,
+      provider: { options: { sandbox: { pace_ms: 5 } } },
+    });
+    const id = res.headers.get("x-generation-id")!;
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.read();
+    await reader.cancel();
+    await settled();
+    const gen = await generation(id);
+    expect(gen).toMatchObject({ status: "cancelled" });
+    expect(gen!.costMicros).toBeGreaterThan(0);
+    const key = await getDb(env.DB)
+      .select()
+      .from(tables.apiKeys)
+      .where(eq(tables.apiKeys.hash, acct.apiKeyHash));
+    expect(key).toHaveLength(1);
+  });
+});
+
+describe("streaming hygiene", () => {
+  it("text/event-stream, no-cache, generation and request ids, and events sent as they arrive", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const started = Date.now();
+    const call = await streamed(
+      new Request(`${BASE}/chat/completions`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${acct.apiKey}`, "Content-Type": "application/json" },
+        body: JSON.stringify({
+          model: "sandbox/chat-echo",
+          messages: [{ role: "user", content: "one two three four five six seven eight" }],
+          stream: true,
+          provider: { options: { sandbox: { pace_ms: 40 } } },
+        }),
+      }),
+    );
+    settleAll.push(call.settled);
+    const { res } = call;
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    expect(res.headers.get("cache-control")).toBe("no-cache");
+    expect(res.headers.get("x-generation-id")).toMatch(/^gen-/);
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+    const reader = res.body!.getReader();
+    await reader.read();
+    const firstByte = Date.now() - started;
+    while (!(await reader.read()).done) {}
+    const lastByte = Date.now() - started;
+    // Paced at 40 ms a word: buffering would deliver the first byte only with the last.
+    expect(lastByte - firstByte).toBeGreaterThan(200);
+  });
+
+  it("debug.echo_upstream_body: the first chunk carries the upstream body", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      messages: hi,
+      stream: true,
+      debug: { echo_upstream_body: true },
+    });
+    const data = await events(res);
+    const first = JSON.parse(data[0]!) as { choices: unknown[]; debug: { echo_upstream_body: unknown } };
+    expect(first.choices).toEqual([]);
+    expect(first.debug).toHaveProperty("echo_upstream_body");
+  });
+
+  it("optional fields are omitted, never null, in streamed deltas", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      messages: hi,
+      stream: true,
+    });
+    for (const d of (await events(res)).filter((e) => e !== "[DONE]")) {
+      const chunk = JSON.parse(d) as {
+        choices: Array<{ delta: Record<string, unknown>; finish_reason: unknown }>;
+      };
+      for (const c of chunk.choices) {
+        expect(c).toHaveProperty("finish_reason");
+        for (const v of Object.values(c.delta)) expect(v).not.toBeNull();
+      }
+    }
+  });
+});
+
+describe("money", () => {
+  it("200 concurrent streamed chats on a capped key admit exactly floor(C/R); spend reconciles", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const body = { model: "sandbox/chat-echo", messages: hi, max_tokens: 16, stream: true };
+    // R: the worst case admission reserves for this body on the model's endpoint.
+    const model = findModel(await getCatalog(env.DB), "sandbox/chat-echo")!;
+    const endpoint = model.endpoints[0]!;
+    const { prompt, completion } = chatPrice(endpoint)({
+      promptTokens: estimatePromptTokens(hi),
+      completionTokens: 16,
+    });
+    const r = Math.ceil(prompt + completion);
+    const capped = await createKey(acct, { limitUsd: (r * 10.5) / 1_000_000 });
+    const calls = await Promise.all(
+      Array.from({ length: 200 }, () => post("/chat/completions", capped.key, body)),
+    );
+    const statuses = calls.map((c) => c.res.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
+    const costs = await Promise.all(
+      calls
+        .filter((c) => c.res.status === 200)
+        .map(async (c) => {
+          const data = await events(c.res);
+          return (JSON.parse(data.at(-2)!) as { usage: { cost: number } }).usage.cost;
+        }),
+    );
+    await Promise.all(calls.map((c) => c.settled()));
+    const records = await getDb(env.DB)
+      .select()
+      .from(tables.generations)
+      .where(eq(tables.generations.keyHash, capped.hash));
+    const reported = Math.round(costs.reduce((s, c) => s + c, 0) * 1_000_000);
+    expect(records).toHaveLength(10);
+    expect(records.reduce((s, g) => s + g.costMicros, 0)).toBe(reported);
+    const key = (await (await call("/key", { key: capped.key })).json()) as { data: { usage: number } };
+    expect(Math.round(key.data.usage * 1_000_000)).toBe(reported);
+  });
+});
