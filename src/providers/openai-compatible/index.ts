@@ -1,18 +1,23 @@
 // The OpenAI-compatible adapter factory: most providers are one configuration of it.
-// Speech (/audio/speech) and video (/videos) parts for this wire format are added beside embeddings.ts.
+// Speech (/audio/speech), video (/videos) and chat (/chat/completions) parts sit beside embeddings.ts.
 import type { ProviderAdapter } from "../types";
+import { type OpenAiChatOptions, openAiChat } from "./chat";
 import { openAiEmbeddings } from "./embeddings";
 import { bearer, type OpenAiCompatibleOptions } from "./options";
 import { openAiSpeech } from "./speech";
 import { openAiVideos } from "./video";
 
-export function createOpenAiCompatible(options: OpenAiCompatibleOptions): ProviderAdapter {
+export function createOpenAiCompatible(
+  options: OpenAiCompatibleOptions,
+  chatOptions: OpenAiChatOptions = {},
+): ProviderAdapter {
   return {
     name: options.name,
     requiresApiKey: true,
     embeddings: (req, call) => openAiEmbeddings(options, req, call),
     speech: (req, call) => openAiSpeech(options, req, call),
     videos: openAiVideos(options),
+    chat: (req, call) => openAiChat(options, chatOptions, req, call),
   };
 }
 
