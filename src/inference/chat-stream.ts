@@ -289,11 +289,18 @@ export async function jsonAnswer(
   json: (body: unknown) => Response,
 ): Promise<{ response: Response; final: Final } | { error: unknown; final: Final }> {
   const folded = new Folded();
+  const startedAt = Date.now();
   try {
     if (!opened.first.done) {
       folded.add(opened.first.value);
       for (;;) {
-        const next = await opened.iterator.next();
+        // A hung upstream never hangs the client: the same idle and total deadlines as a stream.
+        const pending = opened.iterator.next();
+        const next = await Promise.race([pending, sleep(CHAT_IDLE_MS)]);
+        if (next === "tick" || Date.now() - startedAt >= CHAT_TOTAL_MS) {
+          pending.catch(() => {});
+          throw new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" });
+        }
         if (next.done) break;
         folded.add(next.value);
       }
