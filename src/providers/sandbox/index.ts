@@ -1,6 +1,6 @@
 // The offline sandbox provider: deterministic answers with no network, used by `npm start` and tests.
-// Speech and video parts (issue 5) plug in here as `speech` and `videos`.
 import type { ProviderAdapter } from "../types";
+import { sandboxChat } from "./chat";
 import { sandboxEmbeddings } from "./embeddings";
 import { sandboxSpeech } from "./speech";
 import { sandboxVideos } from "./video";
@@ -11,4 +11,5 @@ export const sandboxAdapter: ProviderAdapter = {
   embeddings: sandboxEmbeddings,
   speech: sandboxSpeech,
   videos: sandboxVideos,
+  chat: sandboxChat,
 };
