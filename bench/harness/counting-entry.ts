@@ -1,29 +1,37 @@
-// Counting mode's Worker entry: src/index.ts as built, with its D1 and Durable Object bindings and its
-// execution context wrapped to count (and time) every D1 query, object call and waitUntil, each tagged
-// with where it happened: before the response, after it (background), or inside the ledger / video object.
-// No src hook needed: the wrappers sit between the runtime and the code, as the bindings themselves do.
+// Counting mode's Worker entry: src/index.ts as built, with its D1 and Durable Object bindings, its outbound
+// fetch and its execution context wrapped to count (and time) every D1 query, object call, upstream call and
+// waitUntil, each tagged with where it ran: on the request path (started and ended before the response was
+// returned), in the background (ended after it), or inside the ledger / video object. No src hook needed:
+// the wrappers sit between the runtime and the code, as the bindings themselves do. Times are workerd's
+// clock, which moves only with I/O: they show waits, not CPU.
 import { AsyncLocalStorage } from "node:async_hooks";
 import gateway, { Ledger as GatewayLedger, VideoJob as GatewayVideoJob } from "../../src/index";
 
 type Env = Record<string, unknown> & { DB: D1Database; LEDGER: unknown; VIDEO_JOBS: unknown };
-type Place = "before_response" | "after_response" | "ledger_object" | "video_object" | "outside_request";
+type Place = "request_path" | "background" | "ledger_object" | "video_object" | "outside_request";
 
 interface Tally {
   count: number;
   ms: number;
 }
 
-const requestScope = new AsyncLocalStorage<{ responded: boolean }>();
+interface Scope {
+  responded: boolean;
+  startedAt: number;
+  upstreamAt?: number;
+}
+const requestScope = new AsyncLocalStorage<Scope>();
 let tallies = new Map<string, Tally>();
 let requests = 0;
 let statuses: Record<string, number> = {};
 let pendingWaitUntils = 0;
 
+/** Where a call that just ended ran (see the header); `fixed` for calls made by an object. */
 function placeOf(fixed?: Place): Place {
   if (fixed) return fixed;
   const scope = requestScope.getStore();
   if (!scope) return "outside_request";
-  return scope.responded ? "after_response" : "before_response";
+  return scope.responded ? "background" : "request_path";
 }
 
 function record(kind: string, place: Place, label: string, ms: number): void {
@@ -34,10 +42,10 @@ function record(kind: string, place: Place, label: string, ms: number): void {
   tallies.set(key, t);
 }
 
-/** Times `run` and records it once it settles (success or not). */
-function timed<T>(kind: string, place: Place, label: string, run: () => Promise<T>): Promise<T> {
+/** Times `run` and records it once it settles (success or not), placed by when it ended. */
+function timed<T>(kind: string, fixed: Place | undefined, label: string, run: () => Promise<T>): Promise<T> {
   const t0 = performance.now();
-  const done = () => record(kind, place, label, performance.now() - t0);
+  const done = () => record(kind, placeOf(fixed), label, performance.now() - t0);
   const promise = run();
   promise.then(done, done);
   return promise;
@@ -61,7 +69,7 @@ class CountingStatement {
     return new CountingStatement(this.inner.bind(...values), this.sql, this.fixed);
   }
   private run_<T>(run: () => Promise<T>): Promise<T> {
-    return timed("d1", placeOf(this.fixed), sqlLabel(this.sql), run);
+    return timed("d1", this.fixed, sqlLabel(this.sql), run);
   }
   first(colName?: string) {
     return this.run_(() => (colName === undefined ? this.inner.first() : this.inner.first(colName)));
@@ -89,14 +97,14 @@ function countingD1(db: D1Database, fixed?: Place): D1Database {
   const wrapped = {
     prepare: (sql: string) => new CountingStatement(db.prepare(sql), sql, fixed),
     batch: (statements: unknown[]) =>
-      timed("d1", placeOf(fixed), batchLabel(statements), () => db.batch(innerOf(statements))),
-    exec: (sql: string) => timed("d1", placeOf(fixed), `exec ${sqlLabel(sql)}`, () => db.exec(sql)),
+      timed("d1", fixed, batchLabel(statements), () => db.batch(innerOf(statements))),
+    exec: (sql: string) => timed("d1", fixed, `exec ${sqlLabel(sql)}`, () => db.exec(sql)),
     withSession: (constraint?: string) => {
       const session = db.withSession(constraint);
       return {
         prepare: (sql: string) => new CountingStatement(session.prepare(sql), sql, fixed),
         batch: (statements: unknown[]) =>
-          timed("d1", placeOf(fixed), batchLabel(statements), () => session.batch(innerOf(statements))),
+          timed("d1", fixed, batchLabel(statements), () => session.batch(innerOf(statements))),
         getBookmark: () => session.getBookmark(),
       };
     },
@@ -112,7 +120,7 @@ function countingStub(stub: object, binding: string, fixed?: Place): object {
       const value = Reflect.get(target, prop);
       if (typeof prop !== "string" || prop === "then" || typeof value !== "function") return value;
       return (...args: unknown[]) =>
-        timed("do", placeOf(fixed), `${binding}.${prop}`, async () => Reflect.apply(value, target, args));
+        timed("do", fixed, `${binding}.${prop}`, async () => Reflect.apply(value, target, args));
     },
   });
 }
@@ -147,6 +155,16 @@ function countingEnv(env: Env, fixed?: Place): Env {
   byEnv.set(env, wrapped);
   return wrapped;
 }
+
+// Upstream calls: adapters fetch through globalThis.fetch at call time.
+const outboundFetch = globalThis.fetch;
+globalThis.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+  const scope = requestScope.getStore();
+  if (scope && scope.upstreamAt === undefined) scope.upstreamAt = performance.now();
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  const method = init?.method ?? (input instanceof Request ? input.method : "GET");
+  return timed("upstream", undefined, `${method} ${url.pathname}`, () => outboundFetch(input, init));
+};
 
 function countingContext(ctx: ExecutionContext): ExecutionContext {
   return new Proxy(ctx, {
@@ -197,7 +215,7 @@ export default {
       return new Response(null, { status: 204 });
     }
     requests++;
-    const scope = { responded: false };
+    const scope: Scope = { responded: false, startedAt: performance.now() };
     return requestScope.run(scope, async () => {
       try {
         const response = await gateway.fetch(request, countingEnv(env), countingContext(ctx));
@@ -205,6 +223,11 @@ export default {
         return response;
       } finally {
         scope.responded = true;
+        // Waits on the request path, split at the upstream call (its answer's headers count as "after").
+        const end = performance.now();
+        const upstreamAt = scope.upstreamAt ?? end;
+        record("wait", "request_path", "request start -> upstream call", upstreamAt - scope.startedAt);
+        record("wait", "request_path", "upstream call -> response", end - upstreamAt);
       }
     });
   },

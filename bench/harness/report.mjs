@@ -97,19 +97,21 @@ const fmt = (x) => (x == null ? "0" : String(x));
 
 export function countingTable(results) {
   const lines = [
-    "| scenario | requests | D1 before / after response | DO calls before / after | waitUntil | ledger object's D1 | upstream |",
-    "|---|---|---|---|---|---|---|",
+    "| scenario | requests | D1 queries: request path / background | DO calls: request path / background | waitUntil | ledger object's D1 | upstream calls | waits before / after the upstream call (ms) |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const r of results) {
     if (r.skipped) {
-      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | | | |`);
+      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | | | | |`);
       continue;
     }
     const p = r.counts.per_request;
+    const wait = (label) => r.counts.calls.find((c) => c.kind === "wait" && c.label === label)?.ms_each ?? 0;
     lines.push(
-      `| ${r.title} | ${r.counts.requests} | ${fmt(p.d1_before_response)} / ${fmt(p.d1_after_response)} | ` +
-        `${fmt(p.do_before_response)} / ${fmt(p.do_after_response)} | ` +
-        `${fmt((p.waitUntil_before_response ?? 0) + (p.waitUntil_after_response ?? 0))} | ${fmt(p.d1_ledger_object)} | ${r.counts.upstream_calls} |`,
+      `| ${r.title} | ${r.counts.requests} | ${fmt(p.d1_request_path)} / ${fmt(p.d1_background)} | ` +
+        `${fmt(p.do_request_path)} / ${fmt(p.do_background)} | ` +
+        `${fmt((p.waitUntil_request_path ?? 0) + (p.waitUntil_background ?? 0))} | ${fmt(p.d1_ledger_object)} | ` +
+        `${r.counts.upstream_calls} | ${wait("request start -> upstream call")} / ${wait("upstream call -> response")} |`,
     );
   }
   return lines.join("\n");
@@ -125,6 +127,54 @@ export function countingDetail(results) {
         `  ${c.kind.padEnd(9)} ${c.place.padEnd(16)} ${c.label.padEnd(44)} ${String(c.per_request).padStart(7)}/req  ${c.ms_each} ms each`,
       );
     }
+  }
+  return out.join("\n");
+}
+
+/** "gateway 4.1, d1:db 2.3, ..." for the isolates that did work, biggest first. */
+const isolatesText = (isolates) =>
+  Object.entries(isolates)
+    .sort((a, b) => b[1] - a[1])
+    .map(([id, ms]) => `${id.replace(/^core:user:/, "")} ${ms}`)
+    .join(", ");
+
+export function profileTable(results) {
+  const lines = [
+    "| scenario | workerd CPU ms per request, gateway arm (by isolate) | passthrough arm (by isolate) | gateway isolate's top owners of CPU |",
+    "|---|---|---|---|",
+  ];
+  for (const r of results) {
+    if (r.skipped) {
+      lines.push(`| ${r.title} | skipped: ${r.skipped} | | |`);
+      continue;
+    }
+    const { gateway: g, passthrough: p } = r.profile;
+    const owners = g.by_owner
+      .slice(0, 5)
+      .map((o) => `${o.name} ${(o.share * 100).toFixed(0)}%`)
+      .join(", ");
+    lines.push(
+      `| ${r.title} | ${g.cpu_ms_per_request} (${isolatesText(g.isolates_cpu_ms_per_request)}) | ` +
+        `${p.cpu_ms_per_request} (${isolatesText(p.isolates_cpu_ms_per_request)}) | ${owners} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+export function profileDetail(results) {
+  const out = [];
+  for (const r of results) {
+    if (r.skipped) continue;
+    const g = r.profile.gateway;
+    out.push(`${r.id}: gateway ${g.responses} requests, ${g.busy_ms} ms busy (profile: ${g.file})`);
+    for (const o of g.by_owner) out.push(`  ${(o.share * 100).toFixed(1).padStart(5)}%  ${o.name}`);
+    out.push("  top functions (self time):");
+    for (const f of g.by_function) out.push(`  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.name}`);
+    out.push("  by nearest src/ file (libraries and runtime calls below it included):");
+    for (const f of g.by_src_file ?? []) out.push(`  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.name}`);
+    out.push("  by nearest src/ function:");
+    for (const f of g.by_src_function ?? [])
+      out.push(`  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.name}`);
   }
   return out.join("\n");
 }

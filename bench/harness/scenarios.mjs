@@ -61,8 +61,6 @@ const speechModel = (upstream) => ({
   ],
 });
 
-// Until the gateway has chat this record is never loaded (the scenario is skipped first); its modality
-// and capabilities are a guess to be adjusted to the chat route's catalog shape.
 const chatModel = (upstream) => ({
   slug: "bench/chat",
   canonical_slug: "bench/chat",
@@ -77,8 +75,8 @@ const chatModel = (upstream) => ({
       adapter: "openai-compatible",
       upstream_model: "bench-chat",
       base_urls: { default: `${upstream}/v1` },
-      pricing: { input_token: 0.1 },
-      capabilities: {},
+      pricing: { input_token: 0.5, output_token: 1.5 },
+      capabilities: { max_output_tokens: 4096, parameters: ["max_tokens", "temperature"] },
       policies,
       regions,
     },
@@ -86,6 +84,7 @@ const chatModel = (upstream) => ({
 });
 
 const embeddings = (dims) => ({
+  model: (upstream) => embeddingModel(dims, upstream),
   gateway: {
     path: "/api/v1/embeddings",
     key: "valid",
@@ -95,6 +94,7 @@ const embeddings = (dims) => ({
 });
 
 const speech = {
+  model: speechModel,
   gateway: {
     path: "/api/v1/audio/speech",
     key: "valid",
@@ -112,7 +112,6 @@ export const SCENARIOS = [
     title: "embeddings, 8-dim, 32 concurrent",
     figure: "throughput",
     concurrency: 32,
-    model: (upstream) => embeddingModel(8, upstream),
     ...embeddings(8),
     status: 200,
     target: { ratio: 0.75 },
@@ -122,7 +121,6 @@ export const SCENARIOS = [
     title: "embeddings, 1536-dim, 32 concurrent",
     figure: "throughput",
     concurrency: 32,
-    model: (upstream) => embeddingModel(1536, upstream),
     ...embeddings(1536),
     status: 200,
     target: { ratio: 0.75 },
@@ -151,7 +149,6 @@ export const SCENARIOS = [
     title: "speech, 64 concurrent streams",
     figure: "stream",
     concurrency: 64,
-    model: speechModel,
     ...speech,
     status: 200,
     target: { ratio: 0.9, addedTtfbP50Ms: 5 },

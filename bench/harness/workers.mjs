@@ -1,22 +1,28 @@
 // Builds the gateway bundle as `wrangler deploy` would, and runs it under Miniflare beside the passthrough
 // Worker in one workerd: the gateway with wrangler.toml's own bindings (D1, Durable Objects, rate limiting,
-// vars), each Worker on its own loopback port, state in the bench's own directory.
-import { execFileSync } from "node:child_process";
+// queues when added, vars), each Worker on its own loopback port, state in the bench's own directory.
+import { execFile } from "node:child_process";
 import { readdirSync } from "node:fs";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { quiet } from "../../scripts/lib/d1.mjs";
 
 const root = new URL("../..", import.meta.url).pathname;
+/** The baseline Worker's one module (plain JS: nothing to build). */
+const PASSTHROUGH = join(root, "bench/harness/passthrough-worker.js");
+/** The counting mode's entry: src/index.ts with its bindings wrapped (see counting-entry.ts). */
+export const COUNTING_ENTRY = "bench/harness/counting-entry.ts";
 
 /**
  * `wrangler deploy --dry-run` of the top-level (global) deployment into `outdir`: the exact bundle a
  * deploy uploads. `entry` replaces wrangler.toml's `main` (the counting mode's wrapper).
  */
-export function buildBundle(outdir, entry) {
+export async function buildBundle(outdir, entry) {
   const args = ["wrangler", "deploy", ...(entry ? [entry] : []), "--dry-run", "--outdir", outdir, "--env="];
   try {
-    execFileSync("npx", args, { cwd: root, env: quiet, stdio: ["ignore", "pipe", "pipe"] });
+    await promisify(execFile)("npx", args, { cwd: root, env: quiet, maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {
     throw new Error(`wrangler deploy --dry-run failed:\n${error.stdout ?? ""}${error.stderr ?? ""}`);
   }
@@ -36,11 +42,30 @@ async function gatewayOptions() {
 }
 
 /**
- * Starts workerd with the gateway (`bundle`) and the passthrough Worker, both forwarding to `upstreamUrl`.
- * `providerSlug`/`providerKey` become the gateway's PROVIDER_KEYS. Returns each Worker's base URL.
+ * Starts workerd with the gateway (`bundles.gateway`), the counting gateway (`bundles.counting`, if
+ * given: same bindings, same D1; its own Durable Object namespaces) and the passthrough Worker, all
+ * forwarding to `upstreamUrl`. `providerSlug`/`providerKey` become PROVIDER_KEYS. Returns each Worker's
+ * base URL (and the inspector's, with `inspect`).
  */
-export async function startWorkers({ bundle, upstreamUrl, persistDir, providerSlug, providerKey }) {
+export async function startWorkers({ bundles, upstreamUrl, persistDir, providerSlug, providerKey, inspect }) {
   const options = await gatewayOptions();
+  const gateway = (name, bundle) => ({
+    ...options,
+    name,
+    // Module names are paths relative to the root: the bundle's own directory.
+    rootPath: dirname(bundle),
+    modules: true,
+    scriptPath: bundle,
+    bindings: {
+      ...options.bindings,
+      PROVIDER_KEYS: JSON.stringify({ [providerSlug]: providerKey }),
+      // A fixed throwaway master key: the bench makes no BYOK records.
+      BYOK_MASTER_KEYS: JSON.stringify({ 1: Buffer.alloc(32, 7).toString("base64") }),
+    },
+    // Its own port, straight into the Worker (no Miniflare entry proxy), like the passthrough's.
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+  });
+  const names = Object.keys(bundles).filter((name) => bundles[name]);
   // wrangler hands out Miniflare 4's option shape; Miniflare 5 converts it.
   const config = convertV4MiniflareOptions({
     // Only warnings and errors (a gateway 500 logs its cause with console.error).
@@ -48,28 +73,15 @@ export async function startWorkers({ bundle, upstreamUrl, persistDir, providerSl
     resourcePersistencePath: persistDir,
     // No fetch of the `Request.cf` placeholder from the internet.
     cf: false,
+    // The profile mode's way in (workerd's own inspector, one target per isolate).
+    ...(inspect ? { inspectorPort: await freePort() } : {}),
     workers: [
-      {
-        ...options,
-        name: "gateway",
-        // Module names are paths relative to the root: the bundle's own directory.
-        rootPath: dirname(bundle),
-        modules: true,
-        scriptPath: bundle,
-        bindings: {
-          ...options.bindings,
-          PROVIDER_KEYS: JSON.stringify({ [providerSlug]: providerKey }),
-          // A fixed throwaway master key: the bench makes no BYOK records.
-          BYOK_MASTER_KEYS: JSON.stringify({ 1: Buffer.alloc(32, 7).toString("base64") }),
-        },
-        // Its own port, straight into the Worker (no Miniflare entry proxy), like the passthrough's.
-        unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-      },
+      ...names.map((name) => gateway(name, bundles[name])),
       {
         name: "passthrough",
-        rootPath: join(root, "bench/harness"),
+        rootPath: dirname(PASSTHROUGH),
         modules: true,
-        scriptPath: join(root, "bench/harness/passthrough-worker.js"),
+        scriptPath: PASSTHROUGH,
         compatibilityDate: options.compatibilityDate,
         compatibilityFlags: options.compatibilityFlags,
         bindings: { UPSTREAM_URL: upstreamUrl, UPSTREAM_KEY: providerKey },
@@ -79,6 +91,19 @@ export async function startWorkers({ bundle, upstreamUrl, persistDir, providerSl
   });
   const mf = new Miniflare(config);
   await mf.ready;
-  const base = async (name) => (await mf.unsafeGetDirectURL(name)).origin;
-  return { mf, gateway: await base("gateway"), passthrough: await base("passthrough") };
+  const urls = {};
+  for (const name of [...names, "passthrough"]) urls[name] = (await mf.unsafeGetDirectURL(name)).origin;
+  return { mf, urls, inspector: inspect ? await mf.getInspectorURL() : undefined };
+}
+
+/** A loopback port nothing listens on right now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }

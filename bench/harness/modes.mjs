@@ -1,0 +1,132 @@
+// What the harness does with one scenario in each mode: timing (arms alternated over rounds), counting (the
+// counting gateway's tallies per request) and profiling (CPU profiles of every isolate while an arm runs).
+// Load comes from the load process (load-child.mjs), one phase at a time.
+import { fork } from "node:child_process";
+import { join } from "node:path";
+import { inspectorTargets, profileWhile, summarizeProfile, writeProfile } from "./profile.mjs";
+import { figuresOf, perRequest } from "./report.mjs";
+
+/** The load process: one fork for the whole run, phases sent over IPC, one at a time. */
+export function startLoadProcess() {
+  const child = fork(new URL("./load-child.mjs", import.meta.url), {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  let next = 0;
+  const waiting = new Map();
+  child.on("message", ({ id, result, error }) => {
+    const w = waiting.get(id);
+    waiting.delete(id);
+    if (error) w.reject(new Error(`load process: ${error}`));
+    else w.resolve(result);
+  });
+  child.on("exit", (code) => {
+    for (const w of waiting.values()) w.reject(new Error(`load process exited (${code})`));
+  });
+  return {
+    run: (spec) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        waiting.set(id, { resolve, reject });
+        child.send({ id, spec });
+      }),
+    stop: () => child.kill(),
+  };
+}
+
+/** Responses that are not the arm's expected status, plus connection errors and timeouts. */
+function failedIn(phase, status) {
+  const unexpected = Object.entries(phase.statuses)
+    .filter(([code]) => Number(code) !== status)
+    .reduce((n, [, c]) => n + c, 0);
+  return unexpected + phase.errors + phase.timeouts;
+}
+
+/** Warm-up of each arm, then `rounds` rounds of gateway, passthrough; paired figures over the rounds. */
+export async function timing({ scenario, arms, load, profile }) {
+  const expected = { gateway: scenario.status, passthrough: 200 };
+  for (const arm of ["gateway", "passthrough"])
+    await load.run({ ...arms[arm], durationMs: profile.warmupMs });
+  const rounds = [];
+  for (let r = 0; r < profile.rounds; r++) {
+    const round = {};
+    for (const arm of ["gateway", "passthrough"]) {
+      round[arm] = await load.run({ ...arms[arm], durationMs: profile.phaseMs });
+      round[arm].failed = failedIn(round[arm], expected[arm]);
+      if (round[arm].responses - round[arm].failed === 0) {
+        throw new Error(`${scenario.id}/${arm}: no response with status ${expected[arm]} in a whole phase`);
+      }
+    }
+    rounds.push(round);
+  }
+  const failed = rounds.reduce((n, r) => n + r.gateway.failed + r.passthrough.failed, 0);
+  return { rounds, figures: figuresOf(rounds), failed };
+}
+
+/**
+ * The counting gateway's arm at the scenario's concurrency: a warm-up (caches filled, the ledger's blocks
+ * flowing), then `countRequests` counted requests, read once their background work is done.
+ */
+export async function counting({ scenario, arms, load, profile, countingUrl, upstreamCount }) {
+  const counts = (path, method = "GET") => fetch(`${countingUrl}/__bench/${path}`, { method });
+  const arm = { ...arms.gateway, url: arms.gateway.url.replace(/^http:\/\/[^/]+/, countingUrl) };
+  await load.run({ ...arm, amount: Math.max(scenario.concurrency, profile.warmupRequests) });
+  await settle(counts, profile.settleMs);
+  await (await counts("reset", "POST")).arrayBuffer();
+  const before = upstreamCount();
+  const phase = await load.run({ ...arm, amount: profile.countRequests });
+  if (phase.responses === 0) throw new Error(`${scenario.id}: the counting gateway never answered`);
+  const snapshot = await settle(counts, profile.settleMs);
+  return { counts: perRequest(snapshot, upstreamCount() - before) };
+}
+
+/**
+ * The counts once background work is done: no waitUntil pending at two looks `gapMs` apart (the full
+ * profile waits past a ledger block's lifetime, 1 s, so its closing call is counted too).
+ */
+async function settle(counts, gapMs) {
+  for (let quiet = 0, i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, quiet ? gapMs : 100));
+    const snap = await (await counts("counts")).json();
+    quiet = snap.pending_wait_untils === 0 ? quiet + 1 : 0;
+    if (quiet === 2) return snap;
+  }
+  throw new Error("the counting gateway's background work never finished");
+}
+
+/**
+ * Every isolate in workerd profiled over one phase of each arm (only that arm's load runs): CPU ms per
+ * request in the arm's own Worker and in the simulators it called, and where the Worker's own time goes.
+ */
+export async function profiling({ scenario, arms, load, profile, inspector, bundles, profilesDir, date }) {
+  const out = {};
+  const targets = await inspectorTargets(inspector);
+  for (const arm of ["gateway", "passthrough"]) {
+    await load.run({ ...arms[arm], durationMs: profile.warmupMs });
+    let phase;
+    const profiles = await profileWhile(inspector, targets, async () => {
+      phase = await load.run({ ...arms[arm], durationMs: profile.phaseMs });
+    });
+    const own = `core:user:${arm}`;
+    const file = join(profilesDir, `${date}-${scenario.id}-${arm}.cpuprofile`);
+    writeProfile(file, profiles[own]);
+    const perRequestMs = (ms) => Number((ms / Math.max(1, phase.responses)).toFixed(3));
+    const isolates = {};
+    for (const [id, p] of Object.entries(profiles)) {
+      const busy = summarizeProfile(p, undefined, 0).busy_ms;
+      if (busy > 0) isolates[id] = perRequestMs(busy);
+    }
+    out[arm] = {
+      responses: phase.responses,
+      rps: phase.rps,
+      cpu_ms_per_request: Number(
+        Object.values(isolates)
+          .reduce((a, b) => a + b, 0)
+          .toFixed(3),
+      ),
+      isolates_cpu_ms_per_request: isolates,
+      ...summarizeProfile(profiles[own], bundles[arm]),
+      file,
+    };
+  }
+  return { profile: out };
+}
