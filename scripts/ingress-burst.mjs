@@ -258,7 +258,7 @@ async function round(n, managementKey, R) {
   const settled = await settledUsage(key).catch((error) => ({
     error,
     usage: Number.NaN,
-    reads: SETTLE_READS,
+    reads: null,
   }));
   const expected = Math.floor(CAP_MICROS / R);
   const ok = answers.filter((a) => a.status === 200);
@@ -286,7 +286,7 @@ async function round(n, managementKey, R) {
   if (ok.some((a) => micros(a.cost) !== R)) violations.push("a 200 answer cost other than R");
   console.log(
     `round ${n}: ${byRegion.join(" | ")}; admitted ${ok.length} (floor(C/R) ${expected}); usage ${settled.usage} ` +
-      `(expected ${ok.length * R}, sum of costs ${costSum}); burst ${burstMs} ms, settled after ${settled.reads} reads` +
+      `(expected ${ok.length * R}, sum of costs ${costSum}); burst ${burstMs} ms, ${settled.reads ? `settled after ${settled.reads} reads` : "not settled"}` +
       (violations.length ? `  VIOLATION: ${violations.join("; ")}` : ""),
   );
   for (const a of bad.slice(0, 5)) console.log(`  ${a.requestId}: ${a.status} ${JSON.stringify(a.body)}`);
