@@ -15,6 +15,7 @@ import { byokRoutes } from "./routes/byok";
 import { chatRoutes } from "./routes/chat";
 import { creditsRoutes } from "./routes/credits";
 import { embeddingsRoutes } from "./routes/embeddings";
+import { generationsRoutes } from "./routes/generations";
 import { guardrailsRoutes } from "./routes/guardrails";
 import { keyRoutes } from "./routes/key";
 import { keysRoutes } from "./routes/keys";
@@ -35,6 +36,7 @@ const api = createRouter()
   .route("/", byokRoutes)
   .route("/", chatRoutes)
   .route("/", embeddingsRoutes)
+  .route("/", generationsRoutes)
   .route("/", speechRoutes)
   // Before videos: GET /videos/models must not be taken for GET /videos/{id}.
   .route("/", modelsRoutes)

@@ -1,6 +1,9 @@
-// Reads of generation records the ledger needs: what was spent under reservations it reclaims.
-import { inArray, sql } from "drizzle-orm";
+// Reads of generation records: what the ledger needs for reservations it reclaims, and GET /generation.
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { RecordedCosts } from "../billing/ledger-types";
+import type { Modality } from "../catalog/types";
+import { microsToUsd } from "../lib/money";
+import { API_TYPES, type Generation } from "../schemas/generations";
 import { getDb, tables } from "./client";
 
 /**
@@ -33,4 +36,99 @@ export async function recordedCosts(d1: D1Database, ids: string[]): Promise<Reco
     for (const r of blocks) if (r.id) add(r.id, r.byok, Number(r.cost));
   }
   return out;
+}
+
+// ---- GET /generation ----
+
+export type GenerationRow = typeof tables.generations.$inferSelect;
+
+/** An account's generation record, or null: another account's id reads as unknown. */
+export function findGeneration(d1: D1Database, accountId: string, id: string) {
+  const g = tables.generations;
+  return getDb(d1)
+    .select()
+    .from(g)
+    .where(and(eq(g.id, id), eq(g.accountId, accountId)))
+    .get();
+}
+
+/** The attempt log of a record, as `inference/attempts.ts` writes it. */
+interface AttemptEntry {
+  endpoint_id?: string;
+  provider?: string;
+  model?: string;
+  byok?: boolean;
+  outcome?: string;
+  status?: number;
+  duration_ms?: number;
+}
+
+/** Whether the answer was streamed, where the modality decides it; chat records do not say (null). */
+const STREAMED: Partial<Record<string, boolean>> = { embeddings: false, speech: true };
+
+export function generationToWire(row: GenerationRow): Generation {
+  const u = row.usage ?? {};
+  const n = (k: string) => (typeof u[k] === "number" ? u[k] : null);
+  const attempts = (row.attempts ?? []) as AttemptEntry[];
+  // Token counts are the provider's own (native) unless the gateway counted them (`estimated`).
+  const prompt = n("prompt_tokens");
+  const counted = prompt !== null;
+  const completion = n("completion_tokens") ?? (counted ? 0 : null);
+  const native = (v: number | null) => (u.estimated ? null : v);
+  const total = microsToUsd(row.costMicros);
+  return {
+    id: row.id,
+    model: row.model,
+    provider_name: row.provider,
+    is_byok: row.isByok,
+    streamed: STREAMED[row.modality] ?? null,
+    cancelled: row.status === "cancelled",
+    finish_reason: row.status === "failed" ? "error" : null,
+    native_finish_reason: null,
+    latency: attempts.length ? attempts.reduce((ms, a) => ms + (a.duration_ms ?? 0), 0) : null,
+    // The record is written when the answer ends and holds no start time: generation time is unknown.
+    generation_time: null,
+    moderation_latency: null,
+    tokens_prompt: prompt,
+    tokens_completion: completion,
+    native_tokens_prompt: native(prompt),
+    native_tokens_completion: native(completion),
+    native_tokens_completion_images: null,
+    native_tokens_reasoning: native(n("reasoning_tokens") ?? (counted ? 0 : null)),
+    native_tokens_cached: native(n("cached_tokens") ?? (counted ? 0 : null)),
+    num_media_prompt: null,
+    num_media_completion: null,
+    num_input_audio_prompt: null,
+    num_search_results: null,
+    num_fetches: null,
+    total_cost: total,
+    // BYOK spend is the key owner's, settled outside credits (as the inference answer's cost_details say).
+    usage: row.isByok ? 0 : total,
+    upstream_inference_cost: row.isByok ? total : null,
+    cache_discount: null,
+    provider_responses: attempts.map((a) => ({
+      ...(a.endpoint_id ? { endpoint_id: a.endpoint_id } : {}),
+      ...(a.provider ? { provider_name: a.provider } : {}),
+      ...(a.model ? { model_permaslug: a.model } : {}),
+      ...(a.byok !== undefined ? { is_byok: a.byok } : {}),
+      ...(a.duration_ms !== undefined ? { latency: a.duration_ms } : {}),
+      // A served attempt's log holds no status: the provider answered 200.
+      status: a.status ?? (a.outcome === "ok" ? 200 : null),
+    })),
+    created_at: row.createdAt,
+    data_region: row.region as Generation["data_region"],
+    api_type: API_TYPES[row.modality as Modality] ?? null,
+    workspace_id: row.workspaceId,
+    external_user: row.user,
+    // Not recorded by this gateway.
+    origin: "",
+    app_id: null,
+    http_referer: null,
+    user_agent: null,
+    preset_id: null,
+    router: null,
+    service_tier: null,
+    upstream_id: null,
+    web_search_engine: null,
+  };
 }

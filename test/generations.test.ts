@@ -1,0 +1,185 @@
+// GET /generation through @openrouter/sdk after embeddings, speech and chat requests: what the record says,
+// and who may read it.
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { getDb, tables } from "../src/db/client";
+import { createAccount, createKey } from "./helpers/accounts";
+import { call, errorOf } from "./helpers/http";
+import { post } from "./helpers/media";
+import { sdkFor } from "./helpers/sdk";
+
+const hi = [{ role: "user" as const, content: "Hello there gateway" }];
+
+/** A non-streamed inference call whose waitUntil work (the record write) is done when it returns. */
+async function inferred(path: string, key: string, body: unknown) {
+  const { res, settled } = await post(path, key, body);
+  const raw = res.headers.get("content-type")?.startsWith("application/json")
+    ? await res.json()
+    : await res.arrayBuffer();
+  await settled();
+  expect(res.status).toBe(200);
+  return { id: res.headers.get("x-generation-id")!, body: raw as Record<string, unknown> };
+}
+
+describe("GET /generation", () => {
+  it("reads an embeddings generation that failed over: tokens, cost as reported, one response per attempt", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { id, body } = await inferred("/embeddings", acct.apiKey, {
+      model: "sandbox/embed-failover",
+      input: "where is the nearest station",
+      user: "end-user-7",
+    });
+    const usage = body.usage as { prompt_tokens: number; cost: number };
+
+    const { data } = await sdkFor(acct.apiKey).generations.getGeneration({ id });
+    expect(data).toMatchObject({
+      id,
+      model: "sandbox/embed-failover",
+      providerName: "sandbox",
+      isByok: false,
+      apiType: "embeddings",
+      streamed: false,
+      cancelled: false,
+      finishReason: null,
+      tokensPrompt: usage.prompt_tokens,
+      tokensCompletion: 0,
+      nativeTokensPrompt: usage.prompt_tokens,
+      totalCost: usage.cost,
+      usage: usage.cost,
+      upstreamInferenceCost: null,
+      dataRegion: "global",
+      workspaceId: acct.workspaceId,
+      externalUser: "end-user-7",
+    });
+    expect(usage.cost).toBeGreaterThan(0);
+    expect(data.providerResponses!.map((r) => [r.endpointId, r.providerName, r.status])).toEqual([
+      ["sandbox/embed-failover@sandbox-flaky", "sandbox-flaky", 503],
+      ["sandbox/embed-failover@sandbox", "sandbox", 200],
+    ]);
+    for (const r of data.providerResponses!) expect(r.latency).toBeGreaterThanOrEqual(0);
+    expect(data.latency).toBe(data.providerResponses!.reduce((ms, r) => ms + r.latency!, 0));
+    expect(Date.parse(data.createdAt)).not.toBeNaN();
+  });
+
+  it("reads a speech generation: streamed, tts, characters priced, no tokens", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const input = "say this out loud";
+    const { id } = await inferred("/audio/speech", acct.apiKey, {
+      model: "sandbox/tts-mini",
+      voice: "alloy",
+      input,
+      response_format: "mp3",
+    });
+    const { data } = await sdkFor(acct.apiKey).generations.getGeneration({ id });
+    expect(data).toMatchObject({
+      model: "sandbox/tts-mini",
+      providerName: "sandbox",
+      apiType: "tts",
+      streamed: true,
+      cancelled: false,
+      tokensPrompt: null,
+      tokensCompletion: null,
+      // sandbox/tts-mini costs 15 micro-dollars a character.
+      totalCost: (15 * input.length) / 1e6,
+    });
+    expect(data.providerResponses).toHaveLength(1);
+    expect(data.providerResponses![0]!.status).toBe(200);
+  });
+
+  it("reads a chat generation that failed over, through the regular key and the management key", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { id, body } = await inferred("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-failover",
+      messages: hi,
+    });
+    const usage = body.usage as {
+      prompt_tokens: number;
+      completion_tokens: number;
+      cost: number;
+    };
+    for (const key of [acct.apiKey, acct.managementKey]) {
+      const { data } = await sdkFor(key).generations.getGeneration({ id });
+      expect(data).toMatchObject({
+        id,
+        model: "sandbox/chat-failover",
+        providerName: "sandbox",
+        apiType: "completions",
+        cancelled: false,
+        tokensPrompt: usage.prompt_tokens,
+        tokensCompletion: usage.completion_tokens,
+        nativeTokensReasoning: 0,
+        nativeTokensCached: 0,
+        totalCost: usage.cost,
+      });
+      expect(data.providerResponses!.map((r) => r.status)).toEqual([503, 200]);
+    }
+    expect(usage.cost).toBeGreaterThan(0);
+  });
+
+  it("a failed generation is recorded with finish_reason error and no cost", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-503",
+      messages: hi,
+    });
+    expect(res.status).toBe(503);
+    await settled();
+    // An error answer carries no generation id: the account's only record is this one.
+    const [row] = await getDb(env.DB)
+      .select({ id: tables.generations.id })
+      .from(tables.generations)
+      .where(eq(tables.generations.accountId, acct.accountId));
+    const { data } = await sdkFor(acct.apiKey).generations.getGeneration({ id: row!.id });
+    expect(data).toMatchObject({ model: "sandbox/chat-503", finishReason: "error", totalCost: 0, usage: 0 });
+    expect(data.providerResponses!.map((r) => r.status)).toEqual([503]);
+  });
+
+  it("another account's generation and an unknown id are 404 in the envelope", async () => {
+    const owner = await createAccount({ creditsUsd: 5 });
+    const other = await createAccount();
+    const { id } = await inferred("/embeddings", owner.apiKey, { model: "sandbox/embed-small", input: "x" });
+    for (const [key, which] of [
+      [other.apiKey, id],
+      [other.managementKey, id],
+      [owner.apiKey, `gen-0-${crypto.randomUUID()}`],
+    ] as const) {
+      const res = await call(`/generation?id=${encodeURIComponent(which)}`, { key });
+      expect(res.status).toBe(404);
+      expect((await errorOf(res)).message).toContain("not found");
+    }
+    await expect(sdkFor(other.apiKey).generations.getGeneration({ id })).rejects.toMatchObject({
+      statusCode: 404,
+    });
+  });
+
+  it("another key of the same account reads it; a missing or empty id is 400", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const second = await createKey(acct, { name: "second" });
+    const { id } = await inferred("/embeddings", acct.apiKey, { model: "sandbox/embed-small", input: "x" });
+    const res = await call(`/generation?id=${id}`, { key: second.key });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: { id: string } }).data.id).toBe(id);
+    for (const query of ["", "?id="]) {
+      const bad = await call(`/generation${query}`, { key: acct.apiKey });
+      expect(bad.status).toBe(400);
+      expect((await errorOf(bad)).message).toContain("id");
+    }
+    expect((await call(`/generation?id=${id}`)).status).toBe(401);
+  });
+});
+
+describe("OpenAPI document", () => {
+  it("describes GET /generation with the id query and the Generation schema", async () => {
+    const res = await call("/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as {
+      paths: Record<string, { get?: { parameters?: Array<{ name: string; in: string }> } }>;
+      components: { schemas: Record<string, unknown> };
+    };
+    expect(doc.paths["/api/v1/generation"]?.get?.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: "id", in: "query" })]),
+    );
+    expect(doc.components.schemas).toHaveProperty("Generation");
+  });
+});
