@@ -1,0 +1,9 @@
+// The Gemini API adapter (Google AI Studio, `generateContent` wire format): chat only.
+import type { ProviderAdapter } from "../types";
+import { geminiChat } from "./chat";
+
+export const googleGeminiAdapter: ProviderAdapter = {
+  name: "google-gemini",
+  requiresApiKey: true,
+  chat: geminiChat,
+};
