@@ -1,6 +1,7 @@
 // The adapter registry: catalog endpoints name an adapter; the router looks it up here and never names a provider.
 import { cohereAdapter } from "./cohere";
 import { elevenlabsAdapter } from "./elevenlabs";
+import { googleGeminiAdapter } from "./google";
 import { lroVideoAdapter } from "./lro-video";
 import { openAiCompatibleAdapter } from "./openai-compatible";
 import { sandboxAdapter } from "./sandbox";
@@ -12,6 +13,7 @@ const ADAPTERS: ProviderAdapter[] = [
   cohereAdapter,
   elevenlabsAdapter,
   lroVideoAdapter,
+  googleGeminiAdapter,
 ];
 
 const byName = new Map(ADAPTERS.map((a) => [a.name, a]));
