@@ -1,4 +1,5 @@
 // The adapter registry: catalog endpoints name an adapter; the router looks it up here and never names a provider.
+import { anthropicAdapter } from "./anthropic";
 import { cohereAdapter } from "./cohere";
 import { elevenlabsAdapter } from "./elevenlabs";
 import { googleGeminiAdapter } from "./google";
@@ -14,6 +15,7 @@ const ADAPTERS: ProviderAdapter[] = [
   elevenlabsAdapter,
   lroVideoAdapter,
   googleGeminiAdapter,
+  anthropicAdapter,
 ];
 
 const byName = new Map(ADAPTERS.map((a) => [a.name, a]));
