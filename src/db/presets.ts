@@ -1,5 +1,6 @@
 // Queries on presets and preset versions: atomic version claiming, reads, and `@preset/<slug>` resolution.
 import { and, count, desc, eq, sql } from "drizzle-orm";
+import type { ChatPresetConfig } from "../schemas/chat-preset";
 import type { Preset, PresetVersion, PresetWithVersion } from "../schemas/presets";
 import type { PresetConfig } from "../schemas/responses-request";
 import { type Db, tables } from "./client";
@@ -43,7 +44,8 @@ export interface NewPresetVersion {
   workspaceId: string;
   slug: string;
   creatorId: string;
-  config: PresetConfig;
+  /** From a responses body or a chat body: each stores its own field names. */
+  config: PresetConfig | ChatPresetConfig;
   systemPrompt: string | null;
   now: string;
 }
@@ -171,6 +173,17 @@ export function presetSlugOf(model: string | undefined | null): string | null {
   if (!model?.startsWith(PRESET_MODEL_PREFIX)) return null;
   const slug = model.slice(PRESET_MODEL_PREFIX.length);
   return slug.length > 0 ? slug : null;
+}
+
+/**
+ * The preset a chat `model` names, `@preset/<slug>` or `<model>@preset/<slug>`, with the model named
+ * before it (null in the first form); null when it names no preset.
+ */
+export function presetRefOf(model: string | undefined | null): { slug: string; model: string | null } | null {
+  const at = model?.indexOf(PRESET_MODEL_PREFIX) ?? -1;
+  if (!model || at < 0) return null;
+  const slug = model.slice(at + PRESET_MODEL_PREFIX.length);
+  return slug.length > 0 ? { slug, model: at > 0 ? model.slice(0, at) : null } : null;
 }
 
 export interface ResolvedPreset {

@@ -5,6 +5,7 @@ import type { CatalogEndpointEntry } from "../catalog/types";
 import { finalError } from "../inference/attempts";
 import { type ChatMeta, jsonAnswer, type OpenedChat, sseAnswer } from "../inference/chat-stream";
 import { runInference } from "../inference/pipeline";
+import { applyChatPreset } from "../inference/preset";
 import { badRequest } from "../lib/errors";
 import { createRouter, errorResponses, jsonBody } from "../lib/openapi";
 import { UpstreamError } from "../providers/errors";
@@ -140,9 +141,10 @@ function adapterRequest(
 }
 
 export const chatRoutes = createRouter().openapi(createChat, async (c) => {
-  const body = c.req.valid("json");
   const auth = c.get("auth");
-  const model = body.preset ? `@preset/${body.preset}` : (body.model ?? body.models?.[0]);
+  // The preset first: its system prompt is filtered, counted and sent like the caller's own messages.
+  const body = await applyChatPreset(c.env, auth, c.req.valid("json"));
+  const model = body.model ?? body.models?.[0];
   if (!model) throw badRequest("model is required (or models, or preset)");
   const { messages, flags } = filteredMessages(body, auth.policy);
   const promptEstimate = estimatePromptTokens(messages);

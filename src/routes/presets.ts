@@ -1,5 +1,6 @@
-// The presets API: create a preset (or its next version) from a responses body, and read presets and versions.
+// The presets API: create a preset (or its next version) from a responses or chat body, and read presets and versions.
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { getDb } from "../db/client";
 import {
   createPresetVersion,
@@ -8,14 +9,17 @@ import {
   findPresetWithVersion,
   listPresets,
   listPresetVersions,
-  presetSlugOf,
+  type NewPresetVersion,
+  presetRefOf,
   presetVersionToWire,
 } from "../db/presets";
+import type { AppEnv } from "../env";
 import { badRequest, notFound } from "../lib/errors";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
+import { chatPresetConfigOf, PresetChatRequestSchema } from "../schemas/chat-preset";
 import {
   PresetPageQuerySchema,
   PresetSchema,
@@ -37,6 +41,24 @@ const createFromResponses = createRoute({
     "Management key required. Only the fields that belong to a preset config persist; `instructions` becomes the system prompt; `input`, `stream`, `messages` and other fields are ignored.",
   middleware: [requireManagementKey, requireJsonBody] as const,
   request: { params: PresetSlugParamSchema, body: jsonBody(ResponsesRequestSchema) },
+  responses: {
+    200: jsonContent(
+      z.object({ data: PresetWithVersionSchema }),
+      "The preset with its new designated version",
+    ),
+    ...errorResponses(400, 401, 403, 404, 409, 500),
+  },
+});
+
+const createFromChat = createRoute({
+  ...common,
+  method: "post",
+  path: "/presets/{slug}/chat/completions",
+  summary: "Create a preset, or a new designated version of it, from a chat completions request body",
+  description:
+    "Management key required. Only the fields that belong to a preset config persist; the system and developer messages become the system prompt; other messages, `stream` and other per-request fields are ignored.",
+  middleware: [requireManagementKey, requireJsonBody] as const,
+  request: { params: PresetSlugParamSchema, body: jsonBody(PresetChatRequestSchema) },
   responses: {
     200: jsonContent(
       z.object({ data: PresetWithVersionSchema }),
@@ -96,23 +118,36 @@ const getVersion = createRoute({
 
 const presetNotFound = (slug: string) => notFound(`Preset '${slug}' not found`);
 
+/** Stores a new designated version of the workspace's preset; a preset never names another one. */
+async function createVersion(
+  c: Context<AppEnv>,
+  slug: string,
+  { config, systemPrompt }: Pick<NewPresetVersion, "config" | "systemPrompt">,
+) {
+  const { key, account } = c.get("auth");
+  // Either form, `@preset/x` or chat's `m@preset/x`, would make a preset reach another.
+  const nested = [config.model, ...(config.models ?? [])].find((m) => presetRefOf(m) !== null);
+  if (nested) throw badRequest(`A preset cannot name another preset ('${nested}') as its model`);
+  return createPresetVersion(getDb(c.env.DB), {
+    accountId: account.id,
+    workspaceId: key.workspaceId,
+    slug,
+    creatorId: key.creatorUserId ?? account.id,
+    config,
+    systemPrompt,
+    now: nowIso(),
+  });
+}
+
 export const presetsRoutes = createRouter()
   .openapi(createFromResponses, async (c) => {
     const { slug } = c.req.valid("param");
-    const body = c.req.valid("json");
-    const { key, account } = c.get("auth");
-    const { config, systemPrompt } = presetConfigOf(body);
-    const nested = [config.model, ...(config.models ?? [])].find((m) => presetSlugOf(m) !== null);
-    if (nested) throw badRequest(`A preset cannot name another preset ('${nested}') as its model`);
-    const data = await createPresetVersion(getDb(c.env.DB), {
-      accountId: account.id,
-      workspaceId: key.workspaceId,
-      slug,
-      creatorId: key.creatorUserId ?? account.id,
-      config,
-      systemPrompt,
-      now: nowIso(),
-    });
+    const data = await createVersion(c, slug, presetConfigOf(c.req.valid("json")));
+    return c.json({ data }, 200);
+  })
+  .openapi(createFromChat, async (c) => {
+    const { slug } = c.req.valid("param");
+    const data = await createVersion(c, slug, chatPresetConfigOf(c.req.valid("json")));
     return c.json({ data }, 200);
   })
   .openapi(list, async (c) => {
