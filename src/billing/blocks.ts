@@ -7,6 +7,8 @@ import type { AdmitCommand, BudgetLimit, LedgerStore, Rejection } from "./ledger
 export const BLOCK_MS = 1_000;
 /** The ledger treats a block as open this much longer than BLOCK_MS (the call's way back, clock drift). */
 export const BLOCK_GRACE_MS = 250;
+/** How long after a block's time ended its closing report is still awaited before refusals are final. */
+export const CLOSE_REPORT_GRACE_MS = 1_000;
 /** A block no report has claimed (its grant was lost with its call) is reclaimed after this long. */
 export const UNCLAIMED_BLOCK_MS = 60_000;
 /** A block is at most this share of the room left under every limit it is reserved against. */
@@ -166,6 +168,9 @@ export function retryAt(
     if (rejection.reason === "budget") return b.budgetIds.includes(String(rejection.metadata.guardrail_id));
     return false;
   };
-  const open = store.openBlocks(now).filter(counts);
-  return open.length === 0 ? null : Math.min(...open.map((b) => b.openUntil));
+  // A block whose time ended still holds its unused room until its closing report arrives (the
+  // isolate sends it when the time ends): for CLOSE_REPORT_GRACE_MS after its end it counts too.
+  const open = store.openBlocks(now - CLOSE_REPORT_GRACE_MS).filter(counts);
+  if (open.length === 0) return null;
+  return Math.max(now + 1, Math.min(...open.map((b) => b.openUntil)));
 }

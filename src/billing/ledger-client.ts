@@ -3,7 +3,7 @@
 // are in flight, sent together as the next call; and settlements and block reports waiting in this
 // isolate to ride on the next call to the same ledger (see docs/billing.md, "The ledger client").
 import type { Bindings } from "../env";
-import { BLOCK_GRACE_MS, BLOCK_MS, type BlockGrant, type BlockWant } from "./blocks";
+import { BLOCK_MS, type BlockGrant, type BlockWant } from "./blocks";
 import { IsolateBlocks } from "./isolate-blocks";
 import type { AdmitCommand, AdmitOutcome, AdmitReply, Carried, SettleCommand } from "./ledger-types";
 
@@ -29,6 +29,8 @@ export const MAX_ADMIT_CALLS = 4;
 export const MAX_CALLS_WHILE_BLOCK_COMES = 16;
 /** A request told to retry (another isolate's block may hold room) asks again at most this often. */
 const RETRY_POLL_MS = 20;
+/** Longest a request keeps asking again before its refusal is final (blocks end within ~2.5 s). */
+export const MAX_RETRY_WAIT_MS = 5_000;
 
 /** What `ctx.waitUntil` gives: work that outlives the response (closing a block when its time ends). */
 export interface Background {
@@ -146,7 +148,7 @@ export async function admitThrough(
 ): Promise<AdmitOutcome> {
   const id = ledgerId(env, accountId);
   const blocks = blocksOf(id.toString());
-  const deadline = Date.now() + BLOCK_MS + BLOCK_GRACE_MS + RETRY_POLL_MS;
+  const started = Date.now();
   for (;;) {
     const local = blocks.admit(cmd, Date.now());
     if (local) {
@@ -156,7 +158,9 @@ export async function admitThrough(
     }
     const outcome = await admitByCall(env, accountId, id, blocks, cmd, background);
     if (outcome.ok || outcome.retryAt == null) return outcome;
-    if (Date.now() >= deadline) return { ok: false, rejection: outcome.rejection };
+    // Asked again for as long as the ledger says a block may still free room (it says so only while
+    // one is open or its closing report is due), whatever the calls' latency; bounded in all.
+    if (Date.now() - started >= MAX_RETRY_WAIT_MS) return { ok: false, rejection: outcome.rejection };
     const wait = Math.min(Math.max(outcome.retryAt - Date.now(), 1), RETRY_POLL_MS);
     await new Promise((resolve) => setTimeout(resolve, wait));
   }

@@ -19,12 +19,14 @@ const DEFAULT_RETRY: BusyRetryOptions = {
 
 /**
  * Local `wrangler dev` processes sharing one SQLite file answer "D1_ERROR: database is locked:
- * SQLITE_BUSY" while another holds the write lock. Only that is retried: the statement did not
- * run, so running it again is safe; any other error (constraints, syntax) is final.
+ * SQLITE_BUSY" while another holds the write lock; a read then fails as "D1_ERROR: Failed to get
+ * session commit token" (Miniflare's D1 wraps the same busy error, whose transaction rolled back).
+ * Only these are retried: the statement did not run, so running it again is safe; any other error
+ * (constraints, syntax) is final.
  */
 export function isBusyError(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 3; e = e.cause, depth++) {
-    if (/SQLITE_BUSY|database is locked/i.test(e.message)) return true;
+    if (/SQLITE_BUSY|database is locked|Failed to get session commit token/i.test(e.message)) return true;
   }
   return false;
 }

@@ -54,11 +54,25 @@ class Folded {
       if (d.content) this.content += d.content;
       if (d.reasoning) this.reasoning += d.reasoning;
       if (d.refusal) this.refusal += d.refusal;
-      if (d.reasoning_details) this.reasoningDetails.push(...d.reasoning_details);
+      if (d.reasoning_details) for (const detail of d.reasoning_details) this.addDetail(detail);
       if (d.tool_calls) for (const call of d.tool_calls) this.addTool(call);
       if (choice.finish_reason) this.finish = choice.finish_reason;
       if (choice.native_finish_reason) this.native = choice.native_finish_reason;
     }
+  }
+
+  /** Streamed fragments of one reasoning block share an index: one entry per block, text joined. */
+  private addDetail(detail: Record<string, unknown>): void {
+    const last = this.reasoningDetails.at(-1);
+    if (last && detail.index !== undefined && last.index === detail.index && last.type === detail.type) {
+      for (const field of ["text", "summary", "data", "signature"]) {
+        const more = detail[field];
+        if (typeof more === "string")
+          last[field] = `${typeof last[field] === "string" ? last[field] : ""}${more}`;
+      }
+      return;
+    }
+    this.reasoningDetails.push({ ...detail });
   }
 
   private addTool(call: ChatToolCallDelta): void {

@@ -34,14 +34,41 @@ export function invalidateAuthCache(): void {
 
 const TOKEN_PATTERN = /^[A-Za-z0-9._~+/=-]{16,256}$/;
 
-async function resolve(db: D1Database, hash: string): Promise<AuthContext | null> {
-  const hit = cache.get(hash);
-  const now = Date.now();
-  if (hit && hit.expires > now) return hit.value;
-  const records = await loadAuthRecords(getDb(db), hash);
-  const value = records && { ...records, policy: effectivePolicy(records.guardrails) };
-  cache.set(hash, { value, expires: now + (value ? AUTH_CACHE_TTL_MS : NEGATIVE_TTL_MS) });
-  return value;
+/** Keys being read from D1 by a request of this isolate, with when that read started. */
+const loading = new Map<string, number>();
+/** A request waits at most this long for another's read of the same key before reading it itself. */
+const MAX_LOAD_WAIT_MS = 2_000;
+
+/**
+ * The key's records: from the cache, else from D1. A burst on a key not cached yet makes one D1
+ * read, not one per request: the others wait for its answer in the cache, each with its own timers
+ * (workerd forbids awaiting another request's promise). `fresh` always reads D1.
+ */
+async function resolve(db: D1Database, hash: string, fresh = false): Promise<AuthContext | null> {
+  if (!fresh) {
+    const hit = cache.get(hash);
+    if (hit && hit.expires > Date.now()) return hit.value;
+    const since = loading.get(hash);
+    if (since !== undefined) {
+      for (let poll = 1; Date.now() - since < MAX_LOAD_WAIT_MS && loading.get(hash) === since; ) {
+        await new Promise((r) => setTimeout(r, poll));
+        poll = Math.min(poll * 2, 16);
+        const got = cache.get(hash);
+        if (got && got.expires > Date.now()) return got.value;
+      }
+    }
+  }
+  const started = Date.now();
+  loading.set(hash, started);
+  try {
+    const records = await loadAuthRecords(getDb(db), hash);
+    const value = records && { ...records, policy: effectivePolicy(records.guardrails) };
+    const now = Date.now();
+    cache.set(hash, { value, expires: now + (value ? AUTH_CACHE_TTL_MS : NEGATIVE_TTL_MS) });
+    return value;
+  } finally {
+    if (loading.get(hash) === started) loading.delete(hash);
+  }
 }
 
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
@@ -72,7 +99,7 @@ function usable(auth: AuthContext | null, hash: string): AuthContext {
  */
 export async function refreshAuth(db: D1Database, hash: string): Promise<AuthContext> {
   cache.delete(hash);
-  return usable(await resolve(db, hash), hash);
+  return usable(await resolve(db, hash, true), hash);
 }
 
 /**

@@ -213,7 +213,8 @@ export interface ChatChunk {
 
 /**
  * An upstream chat stream, already answered 2xx: iterate it for chunks. An error thrown while
- * iterating is an UpstreamError (mid-stream failure); `cancel` aborts the upstream request.
+ * iterating is an UpstreamError (mid-stream failure); stopping the iteration early (`return()`)
+ * cancels the upstream body, and the call's signal aborts the request.
  */
 export interface ChatStream extends AsyncIterable<ChatChunk> {
   /** The transformed upstream request body, credentials removed (for `debug.echo_upstream_body`). */
