@@ -9,6 +9,7 @@
 //   --rounds N, --seconds S, --only id,id   override the profile's rounds / seconds per phase; pick scenarios
 // Exits non-zero only when the harness itself breaks (build, start, seeding, an arm never answering as
 // expected); never on figures.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,6 +63,18 @@ const started = new Date();
 const date = started.toISOString().slice(0, 10);
 const profilesDir = join(tmpdir(), "gateway-bench-profiles");
 const log = (line) => process.stdout.write(`${line}\n`);
+/** The commit measured, and whether src/ differed from it. */
+function revision() {
+  const git = (...args) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
+  try {
+    return {
+      commit: git("rev-parse", "--short", "HEAD"),
+      src_changed: git("status", "--porcelain", "src") !== "",
+    };
+  } catch {
+    return { commit: "unknown" };
+  }
+}
 const seconds = (since) => Number(((performance.now() - since) / 1000).toFixed(1));
 
 /** What one arm of a scenario sends, for the load process. */
@@ -197,6 +210,7 @@ try {
     }
     const meta = {
       started_at: started.toISOString(),
+      revision: revision(),
       wall_s: seconds(tMode),
       profile: flags.quick ? "quick" : "full",
       ...(mode === "counting"

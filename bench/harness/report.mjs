@@ -178,3 +178,45 @@ export function profileDetail(results) {
   }
   return out.join("\n");
 }
+
+/** Isolates grouped as the README shows them: the Worker itself, Miniflare's simulators, the rest. */
+function byPart(isolates, own) {
+  const parts = { worker: 0, d1: 0, ratelimit: 0, outbound: 0, other: 0 };
+  for (const [id, ms] of Object.entries(isolates)) {
+    const part =
+      id === `core:user:${own}`
+        ? "worker"
+        : id.startsWith("d1:")
+          ? "d1"
+          : id.startsWith("ratelimit:")
+            ? "ratelimit"
+            : id.startsWith("outbound:")
+              ? "outbound"
+              : "other";
+    parts[part] += ms;
+  }
+  return parts;
+}
+
+/** The profile mode's figures in one line per scenario (for the README). */
+export function profileSummaryTable(results) {
+  const lines = [
+    "| scenario | workerd CPU ms per request, gateway arm: gateway isolate + D1 sim + rate-limit sim + outbound | passthrough arm: Worker + outbound | gateway isolate's top owners |",
+    "|---|---|---|---|",
+  ];
+  const f = (x) => x.toFixed(2);
+  for (const r of results) {
+    if (r.skipped) continue;
+    const g = byPart(r.profile.gateway.isolates_cpu_ms_per_request, "gateway");
+    const p = byPart(r.profile.passthrough.isolates_cpu_ms_per_request, "passthrough");
+    const owners = r.profile.gateway.by_owner
+      .slice(0, 4)
+      .map((o) => `${o.name} ${(o.share * 100).toFixed(0)}%`)
+      .join(", ");
+    lines.push(
+      `| ${r.title} | ${f(r.profile.gateway.cpu_ms_per_request)} = ${f(g.worker)} + ${f(g.d1)} + ${f(g.ratelimit)} + ${f(g.outbound)} | ` +
+        `${f(r.profile.passthrough.cpu_ms_per_request)} = ${f(p.worker)} + ${f(p.outbound)} | ${owners} |`,
+    );
+  }
+  return lines.join("\n");
+}
