@@ -7,6 +7,8 @@
 //   --quick            CI's keep-alive: timing and counting in one short pass (~1 min); figures mean little;
 //                      results go to the temp directory, not bench/results
 //   --rounds N, --seconds S, --only id,id   override the profile's rounds / seconds per phase; pick scenarios
+//   --keys N           spread the valid-key arms over N keys of the account (default 1): past ~750 req/s one
+//                      key trips the abuse limiter (6000 per 10 s), whose 429s then show as failed requests
 // Exits non-zero only when the harness itself breaks (build, start, seeding, an arm never answering as
 // expected); never on figures.
 import { execFileSync } from "node:child_process";
@@ -35,6 +37,7 @@ const { values: flags } = parseArgs({
     rounds: { type: "string" },
     seconds: { type: "string" },
     only: { type: "string" },
+    keys: { type: "string", default: "1" },
   },
 });
 const profile = flags.quick
@@ -78,11 +81,14 @@ function revision() {
 const seconds = (since) => Number(((performance.now() - since) / 1000).toFixed(1));
 
 /** What one arm of a scenario sends, for the load process. */
-function armSpec(base, scenario, arm, apiKey) {
+function armSpec(base, scenario, arm, apiKeys) {
   const req = scenario[arm];
   const headers = { "content-type": "application/json" };
-  if (req.key === "valid") headers.authorization = `Bearer ${apiKey}`;
+  if (req.key === "valid") headers.authorization = `Bearer ${apiKeys[0]}`;
   if (req.key === "invalid") headers.authorization = `Bearer ${INVALID_KEY}`;
+  // With several keys, request i goes with key i mod N.
+  const authorizations =
+    req.key === "valid" && apiKeys.length > 1 ? apiKeys.map((k) => `Bearer ${k}`) : undefined;
   const streamed = scenario.figure === "stream" || scenario.figure === "completion";
   return {
     tool: streamed ? "stream" : "autocannon",
@@ -91,6 +97,7 @@ function armSpec(base, scenario, arm, apiKey) {
     headers,
     body: JSON.stringify(req.body),
     connections: scenario.concurrency,
+    ...(authorizations ? { authorizations } : {}),
   };
 }
 
@@ -147,7 +154,7 @@ try {
   const gatewayUrl = workers.urls.gateway ?? workers.urls.counting;
   const db = await workers.mf.getD1Database("DB", gatewayBundle ? "gateway" : "counting");
   await applyMigrations(db);
-  const [apiKey] = await seedAccount(db);
+  const apiKeys = await seedAccount(db, Number(flags.keys));
 
   // Scenarios whose route the gateway does not have yet are skipped (its route guard answers 404 first).
   const skipped = new Map();
@@ -163,8 +170,8 @@ try {
   await loadCatalog(db, [...models.values()]);
 
   const armsOf = (s) => ({
-    gateway: armSpec(gatewayUrl, s, "gateway", apiKey),
-    passthrough: armSpec(workers.urls.passthrough, s, "passthrough", apiKey),
+    gateway: armSpec(gatewayUrl, s, "gateway", apiKeys),
+    passthrough: armSpec(workers.urls.passthrough, s, "passthrough", apiKeys),
   });
   for (const s of active) {
     await checkArm(armsOf(s).gateway, s.status, `${s.id} gateway`);
@@ -213,6 +220,7 @@ try {
       revision: revision(),
       wall_s: seconds(tMode),
       profile: flags.quick ? "quick" : "full",
+      keys: Number(flags.keys),
       ...(mode === "counting"
         ? { requests_per_scenario: profile.countRequests }
         : { rounds: profile.rounds, phase_ms: profile.phaseMs, warmup_ms: profile.warmupMs }),

@@ -29,6 +29,14 @@ async function requestPhase(spec) {
     connections: spec.connections,
     pipelining: 1,
     timeout: 30,
+    // Each connection cycles through these in turn: one per key when the arm spreads over several keys.
+    ...(spec.authorizations
+      ? {
+          requests: spec.authorizations.map((authorization) => ({
+            headers: { ...spec.headers, authorization },
+          })),
+        }
+      : {}),
     ...(spec.amount ? { amount: spec.amount } : { duration: spec.durationMs / 1000 }),
   });
   instance.on("response", (_client, status, _bytes, ms) => {
@@ -49,10 +57,13 @@ async function requestPhase(spec) {
 }
 
 /** One request whose body is read to the end, timing its first byte and its end (ms from sending). */
-function streamOnce(agent, spec) {
+function streamOnce(agent, spec, i) {
+  const headers = spec.authorizations
+    ? { ...spec.headers, authorization: spec.authorizations[i % spec.authorizations.length] }
+    : spec.headers;
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const req = http.request(spec.url, { method: spec.method, headers: spec.headers, agent }, (res) => {
+    const req = http.request(spec.url, { method: spec.method, headers, agent }, (res) => {
       let ttfb = null;
       let bytes = 0;
       res.on("data", (chunk) => {
@@ -89,8 +100,7 @@ async function streamPhase(spec) {
   await Promise.all(
     Array.from({ length: spec.connections }, async () => {
       while (more()) {
-        sent++;
-        const r = await streamOnce(agent, spec);
+        const r = await streamOnce(agent, spec, sent++);
         if (r.error) {
           errors++;
           continue;
