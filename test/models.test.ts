@@ -21,6 +21,44 @@ describe("model discovery", () => {
     expect(tts.supportedVoices).toContain("alloy");
   });
 
+  it("GET /models lists chat models with OpenRouter's per-token pricing, parameters and limits", async () => {
+    const acct = await createAccount();
+    const out = (await sdkFor(acct.apiKey).models.list()).result;
+    const sonnet = out.data.find((m) => m.id === "anthropic/claude-sonnet-4")!;
+    // $3 / $15 per million tokens, cache reads $0.30 and writes $3.75 per million.
+    expect(sonnet.pricing).toEqual({
+      prompt: "0.000003",
+      completion: "0.000015",
+      inputCacheRead: "0.0000003",
+      inputCacheWrite: "0.00000375",
+    });
+    expect(sonnet.architecture).toEqual({
+      modality: "text+image->text",
+      inputModalities: ["text", "image"],
+      outputModalities: ["text"],
+      tokenizer: "Claude",
+    });
+    expect(sonnet.contextLength).toBe(200000);
+    expect(sonnet.topProvider).toEqual({
+      contextLength: 200000,
+      maxCompletionTokens: 64000,
+      isModerated: false,
+    });
+    expect(sonnet.supportedParameters).toEqual(expect.arrayContaining(["tools", "reasoning", "temperature"]));
+
+    // Several hosts, one model: parameters are the union of its endpoints', prices those of the first.
+    const llama = out.data.find((m) => m.id === "meta-llama/llama-3.3-70b-instruct")!;
+    expect(llama.architecture).toMatchObject({ modality: "text->text", tokenizer: "Llama3" });
+    expect(llama.pricing).toEqual({ prompt: "0.00000059", completion: "0.00000079" });
+    expect(llama.supportedParameters).toEqual(expect.arrayContaining(["parallel_tool_calls", "top_k"]));
+
+    const gpt5 = out.data.find((m) => m.id === "openai/gpt-5")!;
+    expect(gpt5.supportedParameters).not.toContain("temperature");
+    const echo = out.data.find((m) => m.id === "sandbox/chat-echo")!;
+    expect(echo.pricing).toEqual({ prompt: "0.0000005", completion: "0.0000015" });
+    expect(echo.topProvider.maxCompletionTokens).toBe(4096);
+  });
+
   it("GET /embeddings/models lists only embeddings models", async () => {
     const acct = await createAccount();
     const pages = await sdkFor(acct.apiKey).embeddings.listModels();

@@ -15,7 +15,7 @@ const common = { method: "get" as const, tags: ["Models"], security: [{ bearer: 
 const listModels = createRoute({
   ...common,
   path: "/models",
-  summary: "List every model in the catalog (embeddings, speech, video)",
+  summary: "List every model in the catalog (chat, embeddings, speech, video)",
   responses: { 200: jsonContent(ModelsListSchema, "Models"), ...errorResponses(401, 500) },
 });
 const listEmbeddingsModels = createRoute({
@@ -66,6 +66,62 @@ const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
   chat: ["max_tokens", "temperature", "top_p", "stop", "seed"],
 };
 
+/** Model families by slug (OpenRouter's `architecture.tokenizer`), first match wins. */
+const TOKENIZERS: Array<[RegExp, string]> = [
+  [/^openai\//, "GPT"],
+  [/^anthropic\//, "Claude"],
+  [/^google\/gemma/, "Gemma"],
+  [/^google\//, "Gemini"],
+  [/^x-ai\//, "Grok"],
+  [/^deepseek\//, "DeepSeek"],
+  [/^mistralai\//, "Mistral"],
+  [/^meta-llama\/llama-4/, "Llama4"],
+  [/^meta-llama\/llama-3/, "Llama3"],
+  [/^qwen\/qwen3/, "Qwen3"],
+  [/^qwen\//, "Qwen"],
+  [/^cohere\//, "Cohere"],
+];
+
+const tokenizerOf = (slug: string) => TOKENIZERS.find(([pattern]) => pattern.test(slug))?.[1] ?? "Other";
+
+function architectureOf(m: CatalogModelEntry): z.infer<typeof ModelSchema>["architecture"] {
+  const output = OUTPUT[m.modality];
+  if (m.modality !== "chat") {
+    return {
+      modality: `${m.inputModalities.join("+")}->${output}`,
+      input_modalities: m.inputModalities,
+      output_modalities: [output],
+    };
+  }
+  // OpenRouter's modality string names text and images only; audio, video and files show in input_modalities.
+  return {
+    modality: m.inputModalities.includes("image") ? "text+image->text" : "text->text",
+    input_modalities: m.inputModalities,
+    output_modalities: [output],
+    tokenizer: tokenizerOf(m.slug),
+  };
+}
+
+/**
+ * USD-per-unit strings of the first endpoint (the default route). Chat lists per-token prices as OpenRouter
+ * does; embeddings price the input token and speech the character. Undefined keys drop out of the JSON.
+ */
+function pricingOf(
+  m: CatalogModelEntry,
+  first: CatalogEndpointEntry,
+): z.infer<typeof ModelSchema>["pricing"] {
+  const p = first.pricing;
+  const chat = m.modality === "chat";
+  const usd = (micros: number | undefined) => (chat && micros !== undefined ? usdString(micros) : undefined);
+  return {
+    prompt: usdString(p.input_token ?? p.character ?? 0),
+    completion: chat ? usdString(p.output_token ?? 0) : "0",
+    input_cache_read: usd(p.cache_read_token),
+    input_cache_write: usd(p.cache_write_token),
+    request: p.request ? usdString(p.request) : undefined,
+  };
+}
+
 function identityOf(m: CatalogModelEntry) {
   return {
     id: m.slug,
@@ -77,24 +133,19 @@ function identityOf(m: CatalogModelEntry) {
 }
 
 function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
-  const cheapest = m.endpoints[0]!;
-  const unit = cheapest.pricing.input_token ?? cheapest.pricing.character ?? 0;
+  const first = m.endpoints[0]!;
   return {
     ...identityOf(m),
     context_length: m.contextLength,
-    architecture: {
-      modality: `${m.inputModalities.join("+")}->${OUTPUT[m.modality]}`,
-      input_modalities: m.inputModalities,
-      output_modalities: [OUTPUT[m.modality]],
+    architecture: architectureOf(m),
+    pricing: pricingOf(m, first),
+    top_provider: {
+      context_length: m.contextLength,
+      max_completion_tokens: first.capabilities.max_output_tokens ?? null,
+      is_moderated: false,
     },
-    pricing: {
-      prompt: usdString(unit),
-      completion: "0",
-      ...(cheapest.pricing.request ? { request: usdString(cheapest.pricing.request) } : {}),
-    },
-    top_provider: { context_length: m.contextLength, is_moderated: false },
     per_request_limits: null,
-    supported_parameters: PARAMETERS[m.modality],
+    supported_parameters: union(m.endpoints, (e) => e.capabilities.parameters) ?? PARAMETERS[m.modality],
     default_parameters: null,
     supported_voices: m.modality === "speech" ? union(m.endpoints, (e) => e.capabilities.voices) : null,
     // No per-model endpoints route exists; the link points at the modality's listing.

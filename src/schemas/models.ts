@@ -20,13 +20,26 @@ export const ModelSchema = z
       modality: z.string().nullable(),
       input_modalities: z.array(z.string()),
       output_modalities: z.array(z.string()),
+      tokenizer: z.string().optional().openapi({ description: "Model family (chat models)" }),
     }),
     pricing: z.object({
-      prompt: UsdPerUnit.openapi({ description: "USD per input token (embeddings) or character (speech)" }),
-      completion: UsdPerUnit,
+      prompt: UsdPerUnit.openapi({
+        description: "USD per input token (embeddings, chat) or character (speech)",
+      }),
+      completion: UsdPerUnit.openapi({ description: "USD per output token (chat, reasoning included)" }),
+      input_cache_read: UsdPerUnit.optional().openapi({
+        description: "USD per prompt token read from cache",
+      }),
+      input_cache_write: UsdPerUnit.optional().openapi({
+        description: "USD per prompt token written to cache",
+      }),
       request: UsdPerUnit.optional(),
     }),
-    top_provider: z.object({ context_length: z.int().nullable(), is_moderated: z.boolean() }),
+    top_provider: z.object({
+      context_length: z.int().nullable(),
+      max_completion_tokens: z.int().nullable(),
+      is_moderated: z.boolean(),
+    }),
     per_request_limits: z.null(),
     supported_parameters: z.array(z.string()),
     default_parameters: z.null(),
