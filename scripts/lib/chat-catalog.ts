@@ -25,6 +25,8 @@ const ProviderSchema = z.strictObject({
   base_urls: z.object({ default: z.url() }).catchall(z.url()),
   regions: z.array(z.enum(CATALOG_REGIONS)).min(1),
   policies: EndpointPoliciesSchema,
+  /** Input kinds the adapter carries to this provider; the dataset's are kept only when listed. Absent: all. */
+  input_modalities: CatalogModelSchema.shape.input_modalities.unwrap().optional(),
   /** Request parameters honoured by every model (`always`) and by models with the dataset flag set. */
   parameters: z.strictObject({
     always: Parameters,
@@ -151,13 +153,16 @@ export function generateChatModels(config: ChatProvidersConfig, dataset: Dataset
     });
     const first = served[0]!.data;
     const inputs = new Set(
-      served.flatMap((s) =>
-        s.data.modalities.input.map((i) => {
-          const modality = MODALITY[i];
-          if (!modality) throw new Error(`${entry.slug}: unknown input modality '${i}'`);
-          return modality;
-        }),
-      ),
+      served.flatMap((s) => {
+        const carried = config.providers[s.provider]!.input_modalities;
+        return s.data.modalities.input
+          .map((i) => {
+            const modality = MODALITY[i];
+            if (!modality) throw new Error(`${entry.slug}: unknown input modality '${i}'`);
+            return modality;
+          })
+          .filter((m) => carried?.includes(m) ?? true);
+      }),
     );
     const providers = served.map((s) => s.provider).join(", ");
     const name = entry.name ?? `${maker.label}: ${first.name}`;
