@@ -7,6 +7,8 @@
 //   --quick            CI's keep-alive: timing and counting in one short pass (~1 min); figures mean little;
 //                      results go to the temp directory, not bench/results
 //   --rounds N, --seconds S, --only id,id   override the profile's rounds / seconds per phase; pick scenarios
+//   --upstream-ms N    the mock holds each answer N ms (default 0: at once, so ratios compare CPU; a real
+//                      provider's latency, say 100, shows what the overhead costs a caller)
 //   --keys N           spread the valid-key arms over N keys of the account (default 1): past ~750 req/s one
 //                      key trips the abuse limiter (6000 per 10 s), whose 429s then show as failed requests
 // Exits non-zero only when the harness itself breaks (build, start, seeding, an arm never answering as
@@ -38,6 +40,7 @@ const { values: flags } = parseArgs({
     seconds: { type: "string" },
     only: { type: "string" },
     keys: { type: "string", default: "1" },
+    "upstream-ms": { type: "string", default: "0" },
   },
 });
 const profile = flags.quick
@@ -131,7 +134,7 @@ const cleanup = [];
 let exitCode = 0;
 try {
   const t0 = performance.now();
-  const mock = await startMockUpstream();
+  const mock = await startMockUpstream({ delayMs: Number(flags["upstream-ms"]) });
   cleanup.push(() => mock.close());
   const counted = modes.includes("counting");
   const timed = modes.some((m) => m !== "counting");
@@ -221,6 +224,7 @@ try {
       wall_s: seconds(tMode),
       profile: flags.quick ? "quick" : "full",
       keys: Number(flags.keys),
+      upstream_ms: Number(flags["upstream-ms"]),
       ...(mode === "counting"
         ? { requests_per_scenario: profile.countRequests }
         : { rounds: profile.rounds, phase_ms: profile.phaseMs, warmup_ms: profile.warmupMs }),

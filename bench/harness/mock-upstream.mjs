@@ -50,16 +50,15 @@ function drip(res, count, intervalMs, piece, end) {
 }
 
 /**
- * Starts the mock on 127.0.0.1 (an ephemeral port unless given). `counts` tallies requests per route,
- * so the harness can check each arm really reached the upstream.
+ * Starts the mock on 127.0.0.1 (an ephemeral port). `delayMs` holds every answer back that long, as a
+ * real model's time to first byte would (0: at once, so the figures compare CPU). `counts` tallies
+ * requests per route, so the harness can check each arm really reached the upstream.
  */
-export async function startMockUpstream(port = 0) {
+export async function startMockUpstream({ delayMs = 0, port = 0 } = {}) {
   const bodies = new Map();
   const counts = {};
   const server = createServer((req, res) => {
-    // Drain the request body before answering, as a real upstream reads it.
-    req.on("data", () => {});
-    req.on("end", () => {
+    const answer = () => {
       const path = req.url ?? "/";
       const embed = /^\/d(\d+)\/v1\/embeddings$/.exec(path);
       counts[embed ? "embeddings" : path] = (counts[embed ? "embeddings" : path] ?? 0) + 1;
@@ -85,7 +84,10 @@ export async function startMockUpstream(port = 0) {
         res.writeHead(404, { "Content-Type": "application/json" });
         res.end(JSON.stringify({ error: { message: `mock upstream: no route for ${req.method} ${path}` } }));
       }
-    });
+    };
+    // Drain the request body before answering, as a real upstream reads it.
+    req.on("data", () => {});
+    req.on("end", () => (delayMs > 0 ? setTimeout(answer, delayMs) : answer()));
   });
   server.keepAliveTimeout = 60_000;
   await new Promise((resolve) => server.listen(port, "127.0.0.1", resolve));
