@@ -8,10 +8,11 @@ import { getCatalog } from "../src/catalog/cache";
 import { findModel } from "../src/catalog/types";
 import { getDb, tables } from "../src/db/client";
 import { chatPrice, estimatePromptTokens } from "../src/routes/chat";
-import { createAccount, createKey } from "./helpers/accounts";
+import { addByok, createAccount, createKey } from "./helpers/accounts";
 import { BASE, call } from "./helpers/http";
 import { post, type StreamedCall, streamed } from "./helpers/media";
 import { sdkFor } from "./helpers/sdk";
+import { mockUpstream } from "./helpers/upstream";
 
 /** A fetch for clients that returns at once and remembers each call, so tests can await its waitUntil work. */
 function tracked() {
@@ -224,6 +225,38 @@ describe("failures", () => {
     // Output was produced before the failure: it is billed, on estimated usage.
     expect(gen!.costMicros).toBeGreaterThan(0);
     expect(gen!.usage).toMatchObject({ estimated: 1 });
+  });
+
+  it("a rate limit hit after streaming started arrives as an error chunk: 429, rate_limit_exceeded", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await addByok(acct, "openai", "sk-user-openai-key");
+    const sse =
+      'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\n' +
+      'data: {"error":{"code":429,"message":"Rate limit reached for requests"}}\n\n';
+    const upstream = mockUpstream({
+      "POST api.openai.com/v1/chat/completions": () =>
+        new Response(sse, { headers: { "Content-Type": "text/event-stream" } }),
+    });
+    try {
+      const { res, settled } = await post("/chat/completions", acct.apiKey, {
+        model: "openai/gpt-4.1-mini",
+        messages: hi,
+        stream: true,
+      });
+      expect(res.status).toBe(200);
+      const data = await events(res);
+      const last = JSON.parse(data.at(-1)!) as {
+        error: { code: number; metadata: { error_type: string } };
+        choices: Array<{ finish_reason: string }>;
+      };
+      expect(last.error.code).toBe(429);
+      expect(last.error.metadata.error_type).toBe("rate_limit_exceeded");
+      expect(last.choices[0]!.finish_reason).toBe("error");
+      expect(upstream.requests[0]!.headers.authorization).toBe("Bearer sk-user-openai-key");
+      await settled();
+    } finally {
+      upstream.restore();
+    }
   });
 
   it("a stream that ends without usage is billed on usage counted from the text, marked estimated", async () => {

@@ -11,8 +11,59 @@ export interface WaitUntil {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-/** The insert; a failed write is logged with the generation id (never the body or a credential). */
+/** How long a record waits in the isolate for others to share its D1 call. */
+export const RECORD_COALESCE_MS = 10;
+/** At most this many records go in one D1 call (one batch, one transaction). */
+const MAX_RECORDS = 100;
+const MAX_POLL_MS = 16;
+
+/** Records waiting in this isolate, with the binding each was made for. */
+const pending: Array<{ d1: D1Database; record: GenerationRecord }> = [];
+/** What became of a record written by another request's call, until its own request reads it. */
+const written = new Map<string, "ok" | "failed">();
+
+/**
+ * Writes the record, sharing one D1 call with the other records of this isolate made within
+ * RECORD_COALESCE_MS: whichever request finds records waiting writes them all as one batch; the
+ * others see their outcome in plain data, polling with their own timers (workerd forbids awaiting
+ * another request's promise). A batch that fails is written again one record at a time by each
+ * owner, and a record that still fails is logged with its generation id (never the body or a
+ * credential).
+ */
 async function writeRecord(d1: D1Database, record: GenerationRecord): Promise<void> {
+  pending.push({ d1, record });
+  await new Promise((resolve) => setTimeout(resolve, RECORD_COALESCE_MS));
+  for (let poll = 1; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
+    const outcome = written.get(record.id);
+    if (outcome) {
+      written.delete(record.id);
+      if (outcome === "ok") return;
+      return writeOne(d1, record);
+    }
+    if (pending.some((p) => p.record === record)) await writeBatch(d1);
+    else await new Promise((resolve) => setTimeout(resolve, poll));
+  }
+}
+
+async function writeBatch(d1: D1Database): Promise<void> {
+  const mine: GenerationRecord[] = [];
+  for (let i = 0; i < pending.length && mine.length < MAX_RECORDS; ) {
+    if (pending[i]!.d1 === d1) mine.push(pending.splice(i, 1)[0]!.record);
+    else i++;
+  }
+  if (mine.length === 0) return;
+  const db = getDb(d1);
+  let outcome: "ok" | "failed" = "ok";
+  try {
+    const [first, ...rest] = mine.map((r) => db.insert(tables.generations).values(r));
+    await db.batch([first!, ...rest]);
+  } catch {
+    outcome = "failed";
+  }
+  for (const r of mine) written.set(r.id, outcome);
+}
+
+async function writeOne(d1: D1Database, record: GenerationRecord): Promise<void> {
   try {
     await getDb(d1).insert(tables.generations).values(record);
   } catch (err) {

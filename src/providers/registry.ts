@@ -4,13 +4,14 @@ import { cohereAdapter } from "./cohere";
 import { elevenlabsAdapter } from "./elevenlabs";
 import { googleGeminiAdapter } from "./google";
 import { lroVideoAdapter } from "./lro-video";
-import { openAiCompatibleAdapter } from "./openai-compatible";
+import { openAiAdapter, openAiCompatibleAdapter } from "./openai-compatible";
 import { sandboxAdapter } from "./sandbox";
 import type { Capability, ProviderAdapter } from "./types";
 
 const ADAPTERS: ProviderAdapter[] = [
   sandboxAdapter,
   openAiCompatibleAdapter,
+  openAiAdapter,
   cohereAdapter,
   elevenlabsAdapter,
   lroVideoAdapter,

@@ -4,6 +4,7 @@ import { UpstreamError } from "../../src/providers/errors";
 import { createOpenAiCompatible, openAiCompatibleAdapter } from "../../src/providers/openai-compatible";
 import { openAiChunk } from "../../src/providers/openai-compatible/chat";
 import { bearer } from "../../src/providers/openai-compatible/options";
+import { getAdapter } from "../../src/providers/registry";
 import type { CallContext, ChatChunk, ChatRequest, ChatStream } from "../../src/providers/types";
 import chat401 from "../fixtures/openai/chat-401.json";
 import chat429 from "../fixtures/openai/chat-429.json";
@@ -196,6 +197,17 @@ describe("openai-compatible chat: the request", () => {
     // The fetch got the attempt's signal: aborting it reaches the upstream request.
     controller.abort();
     expect(req.signal.aborted).toBe(true);
+  });
+
+  it("OpenAI itself (adapter `openai`, its catalog endpoints) sends max_completion_tokens", async () => {
+    const sent: Request[] = [];
+    await getAdapter("openai")!.chat!(
+      { ...hello, maxTokens: 300 },
+      ctx(() => sse(textStream), sent),
+    );
+    const body = (await sent[0]!.json()) as Record<string, unknown>;
+    expect(body.max_completion_tokens).toBe(300);
+    expect(body).not.toHaveProperty("max_tokens");
   });
 
   it("puts the bound in max_completion_tokens for a configuration that asks for it", async () => {

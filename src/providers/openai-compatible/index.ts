@@ -27,3 +27,12 @@ export const openAiCompatibleAdapter = createOpenAiCompatible({
   authHeaders: bearer,
   sendsInputType: true,
 });
+
+/**
+ * OpenAI itself: the same wire format, but its reasoning models (gpt-5, o-series) refuse `max_tokens`
+ * and take `max_completion_tokens`, which every current OpenAI chat model accepts.
+ */
+export const openAiAdapter = createOpenAiCompatible(
+  { name: "openai", authHeaders: bearer, sendsInputType: true },
+  { maxTokensField: "max_completion_tokens" },
+);
