@@ -116,8 +116,20 @@ export function withBusyRetry(d1: D1Database, options: Partial<BusyRetryOptions>
   return d1 instanceof RetryingD1 ? d1 : new RetryingD1(d1, { ...DEFAULT_RETRY, ...options });
 }
 
-export function getDb(d1: D1Database) {
+function makeDb(d1: D1Database) {
   return drizzle(withBusyRetry(d1), { schema: tables });
 }
-export type Db = ReturnType<typeof getDb>;
+export type Db = ReturnType<typeof makeDb>;
+
+/** One Drizzle client per D1 binding in the isolate: building one walks the whole schema. */
+const clients = new WeakMap<D1Database, Db>();
+
+export function getDb(d1: D1Database): Db {
+  let db = clients.get(d1);
+  if (!db) {
+    db = makeDb(d1);
+    clients.set(d1, db);
+  }
+  return db;
+}
 export { tables };

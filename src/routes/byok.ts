@@ -17,13 +17,13 @@ import { getDb } from "../db/client";
 import { findAccountWorkspace } from "../db/guardrails";
 import type { AppEnv } from "../env";
 import { catalogProviders, normaliseModels } from "../guardrails/lists";
+import { invalidateByokCache } from "../inference/context";
 import { encryptByokKey, maskKey, resealedColumns } from "../lib/byok-crypto";
 import { badRequest, notFound } from "../lib/errors";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
-import { invalidateByokCache } from "../inference/context";
 import {
   ByokCredentialSchema,
   ByokIdParamSchema,

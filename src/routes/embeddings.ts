@@ -4,7 +4,7 @@ import type { CatalogEndpointEntry } from "../catalog/types";
 import { runInference } from "../inference/pipeline";
 import { microsToUsd } from "../lib/money";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
-import type { EmbeddingsContentPart, EmbeddingsInput, EmbeddingsResult } from "../providers/types";
+import type { EmbeddingsContentPart, EmbeddingsInput } from "../providers/types";
 import { filterTexts } from "../routing/content-filters";
 import type { Requirement } from "../routing/filters";
 import {

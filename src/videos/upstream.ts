@@ -3,11 +3,11 @@ import type { DataRegion } from "../../regions";
 import { getCatalog } from "../catalog/cache";
 import { baseUrlFor, findModel } from "../catalog/types";
 import type { Bindings } from "../env";
+import { callEndpointOf } from "../inference/attempts";
+import { credentialResolver, workspaceByok } from "../inference/context";
 import { UpstreamError } from "../providers/errors";
 import { getAdapter } from "../providers/registry";
 import type { CallContext, VideoAdapter } from "../providers/types";
-import { callEndpointOf } from "../inference/attempts";
-import { credentialResolver, workspaceByok } from "../inference/context";
 import type { PlannedAttempt } from "../routing/plan";
 import type { PlannedTarget } from "./state";
 

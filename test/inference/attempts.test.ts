@@ -1,7 +1,7 @@
 // The attempt runner: failover order, non-retryable stops, deadlines, and the final status mapping.
 import { describe, expect, it } from "vitest";
-import { UpstreamError } from "../../src/providers/errors";
 import { runAttempts } from "../../src/inference/attempts";
+import { UpstreamError } from "../../src/providers/errors";
 import { planRoute } from "../../src/routing/plan";
 import { context, endpoint, model } from "../routing/fixtures";
 
