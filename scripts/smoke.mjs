@@ -1,4 +1,4 @@
-// CI smoke test of the README quick start: `npm start`, then the README's curls must answer.
+// CI smoke test of the README quick start: `npm start`, then the README's curls (chat streamed too) must answer.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 
@@ -45,7 +45,22 @@ async function check() {
   if (speech.status !== 200 || speech.headers.get("Content-Type") !== "audio/mpeg" || audio.length === 0) {
     throw new Error(`POST /audio/speech answered ${speech.status} with ${audio.length} bytes`);
   }
-  console.log(`quick start smoke: GET /key, POST /embeddings, POST /audio/speech answered on ${base}`);
+  const chat = await fetch(`${base}/chat/completions`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      model: "sandbox/chat-echo",
+      stream: true,
+      messages: [{ role: "user", content: "hello gateway" }],
+    }),
+  });
+  const events = (await chat.text()).split("\n\n").filter((e) => e.startsWith("data: "));
+  if (chat.status !== 200 || events.at(-1) !== "data: [DONE]" || !events.some((e) => e.includes("hello"))) {
+    throw new Error(`POST /chat/completions answered ${chat.status} with ${events.length} events`);
+  }
+  console.log(
+    `quick start smoke: GET /key, POST /embeddings, POST /audio/speech, POST /chat/completions answered on ${base}`,
+  );
 }
 
 try {
