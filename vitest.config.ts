@@ -29,6 +29,8 @@ export default defineConfig(async () => {
     ],
     test: {
       setupFiles: ["./test/setup.ts"],
+      // test/fuzz: cases per operation and a fixed seed to replay a failure (npm run fuzz sets 100,000).
+      provide: { FUZZ_RUNS: process.env.FUZZ_RUNS ?? "", FUZZ_SEED: process.env.FUZZ_SEED ?? "" },
       include: ["test/**/*.test.ts"],
       // CI machines have two cores shared by workerd and the test runner; keep slow-but-correct tests green.
       testTimeout: 30_000,

@@ -1,0 +1,4 @@
+// Fuzz suite (issue 14): the guardrails operations of the OpenAPI document.
+import { fuzzArea } from "./suite";
+
+fuzzArea("guardrails");
