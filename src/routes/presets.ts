@@ -20,6 +20,7 @@ import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
 import { chatPresetConfigOf, PresetChatRequestSchema } from "../schemas/chat-preset";
+import { jsonBoundsProblem, PASSTHROUGH_MAX_DEPTH } from "../schemas/common";
 import {
   PresetPageQuerySchema,
   PresetSchema,
@@ -118,6 +119,13 @@ const getVersion = createRoute({
 
 const presetNotFound = (slug: string) => notFound(`Preset '${slug}' not found`);
 
+/**
+ * A stored config is serialised whole (JSON.stringify recurses): its passthrough fields (reasoning,
+ * text, plugins...) must not nest deeper than this. Bounded fields such as a tool's parameters
+ * (PASSTHROUGH_MAX_DEPTH) sit a few levels down, well within it.
+ */
+export const PRESET_CONFIG_BOUNDS = { maxDepth: 2 * PASSTHROUGH_MAX_DEPTH, maxChars: 1_000_000 };
+
 /** Stores a new designated version of the workspace's preset; a preset never names another one. */
 async function createVersion(
   c: Context<AppEnv>,
@@ -128,6 +136,8 @@ async function createVersion(
   // Either form, `@preset/x` or chat's `m@preset/x`, would make a preset reach another.
   const nested = [config.model, ...(config.models ?? [])].find((m) => presetRefOf(m) !== null);
   if (nested) throw badRequest(`A preset cannot name another preset ('${nested}') as its model`);
+  const problem = jsonBoundsProblem(config, PRESET_CONFIG_BOUNDS);
+  if (problem) throw badRequest(`Invalid request: the preset config ${problem}`);
   return createPresetVersion(getDb(c.env.DB), {
     accountId: account.id,
     workspaceId: key.workspaceId,
