@@ -18,6 +18,8 @@ export interface FuzzAccount extends TestAccount {
   generationId: string;
   /** Raw API keys and BYOK keys: none may ever appear in a response. */
   secrets: string[];
+  /** Every id of this account's resources (and `@preset/<slug>`): another account naming one is refused. */
+  ids: string[];
 }
 
 export interface Fixture {
@@ -84,17 +86,30 @@ async function fuzzAccount(tag: string): Promise<FuzzAccount> {
     "POST /embeddings",
   );
   const managementHash = await sha256(management);
+  const keyHashes = [managementHash, acct.apiKeyHash, victim.hash, disabled.hash, expired.hash];
+  const generationId = embedding.id as string;
   return {
     ...acct,
+    ids: [
+      ...keyHashes,
+      acct.userId,
+      acct.workspaceId,
+      guardrailId,
+      acct.defaultGuardrailId,
+      byokId,
+      job.id,
+      generationId,
+      `@preset/${presetSlug}`,
+    ],
     victimKeyHash: victim.hash,
     disabledKey: disabled.key,
     expiredKey: expired.key,
-    keyHashes: [managementHash, acct.apiKeyHash, victim.hash, disabled.hash, expired.hash],
+    keyHashes,
     guardrailId,
     byokId,
     presetSlug,
     videoJobId: job.id,
-    generationId: embedding.id as string,
+    generationId,
     secrets: [management, acct.apiKey, victim.key, disabled.key, expired.key, byokSecret],
   };
 }

@@ -22,13 +22,14 @@ function serialize(value: unknown): string {
   return text.replace(/"\\u0001raw:((?:[^"\\]|\\.)*)"/g, (_, t: string) => JSON.parse(`"${t}"`) as string);
 }
 
-/** Nesting as raw text: JSON.stringify itself overflows the stack on a value 20,000 levels deep. */
-const nested = (depth: number, asArray: boolean): string =>
-  raw(
-    asArray
-      ? `${"[".repeat(depth)}"leaf"${"]".repeat(depth)}`
-      : `${'{"a":'.repeat(depth)}"leaf"${"}".repeat(depth)}`,
-  );
+/**
+ * Nesting as raw text (JSON.stringify itself overflows the stack on some values 20,000 levels deep).
+ * Index-like keys (`{"0":...}`) take V8's JSON.stringify off its iterative fast path.
+ */
+const OPENERS = { "deep-array": "[", "deep-object": '{"a":', "deep-index": '{"0":' } as const;
+const CLOSERS = { "deep-array": "]", "deep-object": "}", "deep-index": "}" } as const;
+const nested = (depth: number, kind: keyof typeof OPENERS): string =>
+  raw(`${OPENERS[kind].repeat(depth)}"leaf"${CLOSERS[kind].repeat(depth)}`);
 
 /** Values of the wrong type or shape for almost any field. */
 const strangeValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -105,7 +106,7 @@ function setSlot(root: { v: unknown }, slot: Slot, value: unknown) {
   else (slot.parent as Record<string | number, unknown>)[slot.key] = value;
 }
 
-type Mutation = "drop" | "replace" | "extra" | "deep-object" | "deep-array";
+type Mutation = "drop" | "replace" | "extra" | keyof typeof OPENERS;
 
 /** One structural change at a chosen place in a (structured-cloned) valid value. */
 function mutateValue(
@@ -133,9 +134,9 @@ function mutateValue(
     if (target) target[extraKey] = payload;
     else root.v = { [extraKey]: payload };
     note = `extra field ${JSON.stringify(extraKey)}`;
-  } else if (mutation === "deep-object" || mutation === "deep-array") {
+  } else if (mutation in OPENERS) {
     const slot = slots[pick % slots.length]!;
-    setSlot(root, slot, nested(depth, mutation === "deep-array"));
+    setSlot(root, slot, nested(depth, mutation as keyof typeof OPENERS));
     note = `${mutation} ${depth} levels at ${String(slot.key)}`;
   } else {
     const slot = slots[pick % slots.length]!;
@@ -149,7 +150,15 @@ export const mutatedValueBody = (valid: fc.Arbitrary<unknown>): fc.Arbitrary<Bod
   fc
     .tuple(
       valid,
-      fc.constantFrom<Mutation>("drop", "replace", "replace", "extra", "deep-object", "deep-array"),
+      fc.constantFrom<Mutation>(
+        "drop",
+        "replace",
+        "replace",
+        "extra",
+        "deep-object",
+        "deep-array",
+        "deep-index",
+      ),
       fc.nat(),
       strangeValue,
       fc.oneof(
@@ -186,6 +195,7 @@ export const rawBody = (valid: fc.Arbitrary<unknown>, limitBytes: number): fc.Ar
         { note: "proto pollution", body: '{"__proto__":{"isManagement":true,"admin":true}}' },
         { note: "deep array 100000", body: `${"[".repeat(100_000)}${"]".repeat(100_000)}` },
         { note: "deep object 20000", body: `${'{"a":'.repeat(20_000)}1${"}".repeat(20_000)}` },
+        { note: "deep index keys 20000", body: `${'{"0":'.repeat(20_000)}1${"}".repeat(20_000)}` },
         { note: "unclosed deep array", body: "[".repeat(50_000) },
       ),
     },

@@ -41,6 +41,8 @@ export interface Operation {
   parameters: Parameter[];
   body?: { required: boolean; schema: JsonSchema };
   secured: boolean;
+  /** The response statuses the document lists. */
+  statuses: number[];
   /** Calls a provider: a failed upstream may legitimately answer 502/503/504/524/529. */
   inference: boolean;
 }
@@ -49,6 +51,7 @@ interface RawOperation {
   parameters?: Parameter[];
   requestBody?: { required?: boolean; content: Record<string, { schema: JsonSchema }> };
   security?: unknown[];
+  responses?: Record<string, unknown>;
 }
 
 export interface OpenApiDocument {
@@ -78,6 +81,7 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
         parameters: raw.parameters ?? [],
         body: json ? { required: raw.requestBody?.required === true, schema: json.schema } : undefined,
         secured: (raw.security?.length ?? 0) > 0,
+        statuses: Object.keys(raw.responses ?? {}).map(Number),
         inference: upper === "POST" && INFERENCE_PATHS.has(path),
       });
     }

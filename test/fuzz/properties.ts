@@ -55,6 +55,10 @@ export function problemWith(op: Operation, c: FuzzCase, r: Observed, secrets: st
   if (r.status < 300 && caller && c.target && caller !== c.target) {
     return `${c.caller} got ${r.status} on account ${c.target}'s resource`;
   }
+  const other = caller === "a" ? "b" : "a";
+  if (r.status < 300 && caller && c.mentions.includes(other)) {
+    return `${c.caller} got ${r.status} for a body naming account ${other}'s resources`;
+  }
   if (r.status < 400 || c.method === "HEAD") return null;
   if (!/^application\/json\b/i.test(r.contentType)) return `error with Content-Type '${r.contentType}'`;
   let body: { error?: { code?: unknown; message?: unknown; metadata?: unknown } };

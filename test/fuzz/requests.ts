@@ -29,6 +29,8 @@ export interface FuzzCase {
   caller: Caller;
   /** Whose resource the path or query names, when it names a fixture resource. */
   target: "a" | "b" | null;
+  /** The accounts whose resources the body names (ids, key hashes, user ids, `@preset/<slug>`). */
+  mentions: Array<"a" | "b">;
   /** The regional deployment the request arrives through. */
   region: DataRegion;
 }
@@ -264,6 +266,9 @@ function body(op: Operation, ctx: SchemaContext): fc.Arbitrary<BodyCase | undefi
   );
 }
 
+const mentioned = (fx: Fixture, text: string) =>
+  (["a", "b"] as const).filter((tag) => fx[tag].ids.some((id) => text.includes(id)));
+
 const OTHER_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 export function requestArbitrary(
@@ -310,6 +315,7 @@ export function requestArbitrary(
         body: sendsBody ? body : undefined,
         caller: auth.caller,
         target: params.find((p) => p.target)?.target ?? query.target,
+        mentions: sendsBody && typeof body.body === "string" ? mentioned(fx, body.body) : [],
         region,
       };
     });

@@ -41,6 +41,7 @@ export interface RouteReport {
   seed: number;
   runs: number;
   statuses: Map<number, number>;
+  undocumented: Set<number>;
   snapshots: number;
   ms: number;
 }
@@ -59,6 +60,8 @@ export async function fuzzOperation(
   const baseline = await readRows(fx);
   const background = new Background();
   const statuses = new Map<number, number>();
+  /** Statuses the operation answered that its document does not list (reported, not failed). */
+  const undocumented = new Set<number>();
   let sinceSnapshot = 0;
   let snapshots = 0;
 
@@ -84,6 +87,7 @@ export async function fuzzOperation(
     const sent = await send(c);
     const ownWorkDone = await background.add(sent.settled, check ? CHECKED_SETTLE_MS : undefined);
     statuses.set(sent.status, (statuses.get(sent.status) ?? 0) + 1);
+    if (c.method === op.method && !op.statuses.includes(sent.status)) undocumented.add(sent.status);
 
     const bodyText = typeof c.body?.body === "string" ? c.body.body : "";
     const observed: Observed = {
@@ -112,7 +116,7 @@ export async function fuzzOperation(
     // A failed run leaves the fixture as the next operation expects it too.
     await undo();
   }
-  return { seed, runs, statuses, snapshots, ms: Date.now() - started };
+  return { seed, runs, statuses, undocumented, snapshots, ms: Date.now() - started };
 }
 
 export function reportLine(op: Operation, r: RouteReport): string {
@@ -120,5 +124,6 @@ export function reportLine(op: Operation, r: RouteReport): string {
     .sort(([a], [b]) => a - b)
     .map(([s, n]) => `${s}:${n}`)
     .join(" ");
-  return `fuzz ${operationName(op)}: ${r.runs} cases in ${r.ms} ms, ${r.snapshots} state checks; ${statuses}`;
+  const gaps = r.undocumented.size ? `; not in the document: ${[...r.undocumented].sort().join(", ")}` : "";
+  return `fuzz ${operationName(op)}: ${r.runs} cases in ${r.ms} ms, ${r.snapshots} state checks; ${statuses}${gaps}`;
 }
