@@ -1,7 +1,7 @@
 // Server-sent events from an upstream body, read incrementally (the framing of every streamed chat answer),
 // and the ChatStream wrapper the chat adapters return.
 import { createParser } from "eventsource-parser";
-import { UpstreamError } from "./errors";
+import { UpstreamError, upstreamErrorFromResponse } from "./errors";
 import type { CallContext, ChatChunk, ChatStream } from "./types";
 
 export interface SseEvent {
@@ -68,4 +68,32 @@ export function chatStream(
   chunks: AsyncGenerator<ChatChunk, void, undefined>,
 ): ChatStream {
   return { upstreamBody, [Symbol.asyncIterator]: () => chunks };
+}
+
+/**
+ * POSTs a chat body as JSON to an upstream that answers a stream: the 2xx answer with its body, or
+ * the UpstreamError `toError` makes of any other (the default mapping unless the wire format has
+ * its own error shape). Every chat adapter opens its stream through here.
+ */
+export async function postForStream(
+  call: CallContext,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  toError: (res: Response, provider: string) => Promise<UpstreamError> = upstreamErrorFromResponse,
+): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+  const res = await call.fetch(url, {
+    method: "POST",
+    headers: { ...headers, "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify(body),
+    signal: call.signal,
+  });
+  if (!res.ok) throw await toError(res, call.endpoint.provider);
+  if (!res.body) {
+    throw new UpstreamError({
+      kind: "invalid_response",
+      message: `Provider ${call.endpoint.provider} answered without a body`,
+    });
+  }
+  return res as Response & { body: ReadableStream<Uint8Array> };
 }

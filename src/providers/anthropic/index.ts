@@ -1,6 +1,4 @@
-// The Anthropic Messages adapter: chat over POST /v1/messages, always streamed, translated to and from OpenAI shapes.
-import { UpstreamError, upstreamErrorFromResponse } from "../errors";
-import { chatStream, midStreamFailure, readSse } from "../sse";
+import { chatStream, midStreamFailure, postForStream, readSse } from "../sse";
 import type { CallContext, ChatChunk, ChatRequest, ChatStream, ProviderAdapter } from "../types";
 import { anthropicBody } from "./request";
 import { anthropicChunks } from "./stream";
@@ -18,24 +16,12 @@ async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChu
 
 export async function anthropicChat(request: ChatRequest, call: CallContext): Promise<ChatStream> {
   const body = anthropicBody(request, call.endpoint.upstreamModel);
-  const res = await call.fetch(`${call.endpoint.baseUrl}/v1/messages`, {
-    method: "POST",
-    headers: {
-      "x-api-key": call.credential.apiKey,
-      "anthropic-version": ANTHROPIC_VERSION,
-      "Content-Type": "application/json",
-      Accept: "text/event-stream",
-    },
-    body: JSON.stringify(body),
-    signal: call.signal,
-  });
-  if (!res.ok) throw await upstreamErrorFromResponse(res, call.endpoint.provider);
-  if (!res.body) {
-    throw new UpstreamError({
-      kind: "invalid_response",
-      message: `Provider ${call.endpoint.provider} answered without a body`,
-    });
-  }
+  const res = await postForStream(
+    call,
+    `${call.endpoint.baseUrl}/v1/messages`,
+    { "x-api-key": call.credential.apiKey, "anthropic-version": ANTHROPIC_VERSION },
+    body,
+  );
   return chatStream(body, chunks(res, call));
 }
 

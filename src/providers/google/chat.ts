@@ -1,6 +1,6 @@
 // Gemini chat over `:streamGenerateContent?alt=sse`: the request, Google's error bodies, the chunk stream.
 import { UpstreamError, upstreamErrorFromResponse } from "../errors";
-import { chatStream, midStreamFailure, readSse } from "../sse";
+import { chatStream, midStreamFailure, postForStream, readSse } from "../sse";
 import type { CallContext, ChatChunk, ChatRequest, ChatStream } from "../types";
 import { geminiBody } from "./request";
 import { type GeminiEvent, GeminiStreamReader } from "./stream";
@@ -83,21 +83,12 @@ async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChu
 export async function geminiChat(request: ChatRequest, call: CallContext): Promise<ChatStream> {
   const body = geminiBody(request);
   const { baseUrl, upstreamModel, provider } = call.endpoint;
-  const res = await call.fetch(
+  const res = await postForStream(
+    call,
     `${baseUrl}/models/${encodeURIComponent(upstreamModel)}:streamGenerateContent?alt=sse`,
-    {
-      method: "POST",
-      headers: { "x-goog-api-key": call.credential.apiKey, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-      signal: call.signal,
-    },
+    { "x-goog-api-key": call.credential.apiKey },
+    body,
+    geminiError,
   );
-  if (!res.ok) throw await geminiError(res, provider);
-  if (!res.body) {
-    throw new UpstreamError({
-      kind: "invalid_response",
-      message: `Provider ${provider} answered with no body`,
-    });
-  }
   return chatStream(body, chunks(res, call));
 }

@@ -1,6 +1,6 @@
 // OpenAI-style POST /chat/completions, always streamed: request mapping and the chunk stream read back.
-import { UpstreamError, upstreamErrorFromResponse } from "../errors";
-import { chatStream, midStreamFailure, readSse } from "../sse";
+import { UpstreamError } from "../errors";
+import { chatStream, midStreamFailure, postForStream, readSse } from "../sse";
 import type {
   CallContext,
   ChatChoiceDelta,
@@ -266,23 +266,12 @@ export async function openAiChat(
   call: CallContext,
 ): Promise<ChatStream> {
   const body = openAiChatBody(request, call.endpoint.upstreamModel, chatOptions);
-  const res = await call.fetch(`${call.endpoint.baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: {
-      ...options.authHeaders(call.credential.apiKey),
-      "Content-Type": "application/json",
-      Accept: "text/event-stream",
-    },
-    body: JSON.stringify(body),
-    signal: call.signal,
-  });
-  if (!res.ok) throw await upstreamErrorFromResponse(res, call.endpoint.provider);
-  if (!res.body) {
-    throw new UpstreamError({
-      kind: "invalid_response",
-      message: `Provider ${call.endpoint.provider} answered without a body`,
-    });
-  }
+  const res = await postForStream(
+    call,
+    `${call.endpoint.baseUrl}/chat/completions`,
+    options.authHeaders(call.credential.apiKey),
+    body,
+  );
   const json = res.headers.get("Content-Type")?.includes("application/json") ?? false;
   return chatStream(body, json ? single(res, call) : chunks(res, call));
 }
