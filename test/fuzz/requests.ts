@@ -315,7 +315,9 @@ export function requestArbitrary(
         body: sendsBody ? body : undefined,
         caller: auth.caller,
         target: params.find((p) => p.target)?.target ?? query.target,
-        mentions: sendsBody && typeof body.body === "string" ? mentioned(fx, body.body) : [],
+        // Only the operation's own method reads this body: a DELETE sent with a PATCH body ignores it.
+        mentions:
+          sendsBody && method === op.method && typeof body.body === "string" ? mentioned(fx, body.body) : [],
         region,
       };
     });
