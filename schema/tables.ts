@@ -282,6 +282,8 @@ export const generations = sqliteTable(
     workspaceId: text("workspace_id").notNull(),
     keyHash: text("key_hash").notNull(),
     modality: text("modality").notNull(),
+    /** The client API the request came in through when the modality does not say (responses, messages). */
+    apiType: text("api_type"),
     model: text("model").notNull(),
     provider: text("provider"),
     endpointId: text("endpoint_id"),

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { getCatalog } from "../src/catalog/cache";
 import { findModel } from "../src/catalog/types";
 import { getDb, tables } from "../src/db/client";
-import { chatPrice, estimatePromptTokens } from "../src/routes/chat";
+import { chatPrice, estimatePromptTokens } from "../src/inference/chat";
 import { addByok, createAccount, createKey } from "./helpers/accounts";
 import { BASE, call } from "./helpers/http";
 import { post, type StreamedCall, streamed } from "./helpers/media";

@@ -86,6 +86,7 @@ CREATE TABLE `generations` (
 	`workspace_id` text NOT NULL,
 	`key_hash` text NOT NULL,
 	`modality` text NOT NULL,
+	`api_type` text,
 	`model` text NOT NULL,
 	`provider` text,
 	`endpoint_id` text,

@@ -117,7 +117,7 @@ export function generationToWire(row: GenerationRow): Generation {
     })),
     created_at: row.createdAt,
     data_region: row.region as Generation["data_region"],
-    api_type: API_TYPES[row.modality as Modality] ?? null,
+    api_type: (row.apiType as Generation["api_type"]) ?? API_TYPES[row.modality as Modality] ?? null,
     workspace_id: row.workspaceId,
     external_user: row.user,
     // Not recorded by this gateway.

@@ -1,6 +1,7 @@
 // A chat answer from an opened upstream stream: Server-Sent Events to a streaming client (every event sent
-// as it arrives, keep-alives while the upstream thinks, one final usage chunk, mid-stream errors as an
-// error chunk), or one aggregated chat.completion. Either way `done` tells the pipeline what to settle.
+// as it arrives, keep-alives while the upstream thinks, mid-stream errors as the format's error event),
+// or one aggregated JSON body. Either way `done` tells the pipeline what to settle. The client format
+// (chat completions, responses, messages) only decides how frames and bodies are written: StreamFormat.
 import { microsToUsd } from "../lib/money";
 import { UpstreamError } from "../providers/errors";
 import type { ChatChoiceDelta, ChatChunk, ChatToolCallDelta, ChatUsage } from "../providers/types";
@@ -36,7 +37,7 @@ export interface ChatMeta {
 }
 
 /** What a stream produced, folded as it passes (for the record, the bill and the JSON answer). */
-class Folded {
+export class Folded {
   content = "";
   reasoning = "";
   refusal = "";
@@ -144,8 +145,31 @@ function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error:
   };
 }
 
+/** A failure after the first byte: the status the spec maps it to, and its error_type. */
+export interface StreamError {
+  code: number;
+  message: string;
+  metadata: { error_type: string; provider_code?: string };
+}
+
+/**
+ * How one client format writes a chat stream. Each member returns whole SSE frames (each ending in a
+ * blank line), or "" for nothing; `folded` already holds the chunk being written.
+ */
+export interface StreamFormat {
+  /** Frames before the first upstream event (the debug echo, a "created" event). */
+  open(): string;
+  chunk(chunk: ChatChunk, folded: Folded): string;
+  /** The frames that end a stream the upstream completed, with its final usage. */
+  end(folded: Folded, usage: ChatUsage): string;
+  /** The frames that end a stream the upstream broke after the first byte. */
+  fail(error: StreamError, folded: Folded): string;
+  /** Sent while the upstream is silent (a comment, or the format's ping event). */
+  keepalive: string;
+}
+
 /** The error chunk's `error` (integer code, error_type from the status the spec maps it to). */
-function streamError(err: unknown): { code: number; message: string; metadata: Record<string, string> } {
+export function streamError(err: unknown): StreamError {
   const e = err instanceof UpstreamError ? err : undefined;
   const code =
     e?.kind === "timeout"
@@ -190,14 +214,40 @@ function choicesWire(chunk: ChatChunk) {
 
 const sleep = (ms: number) => new Promise<"tick">((resolve) => setTimeout(() => resolve("tick"), ms));
 
+/** Chat completions chunks (`chat.completion.chunk`), a final usage chunk and `data: [DONE]`. */
+export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
+  const head = `{"id":${JSON.stringify(meta.id)},"object":"chat.completion.chunk","created":${meta.created},"model":${JSON.stringify(meta.model)},"provider":${JSON.stringify(meta.provider)}`;
+  const frame = (rest: string) => `data: ${head},${rest}}\n\n`;
+  return {
+    open: () =>
+      meta.echo === undefined
+        ? ""
+        : frame(`"choices":[],"debug":${JSON.stringify({ echo_upstream_body: meta.echo })}`),
+    chunk: (chunk) =>
+      chunk.choices.length > 0 ? frame(`"choices":${JSON.stringify(choicesWire(chunk))}`) : "",
+    end: (_folded, usage) =>
+      `${frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`)}data: [DONE]\n\n`,
+    fail: (error) =>
+      frame(
+        `"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"error":${JSON.stringify(error)}`,
+      ),
+    keepalive: KEEPALIVE,
+  };
+}
+
 /**
  * The SSE answer. Pull-driven: the next upstream event is read only when the client can take more,
  * and a client that leaves cancels the stream, which aborts the upstream request.
  */
-export function sseAnswer(opened: OpenedChat, meta: ChatMeta): Answer {
+export function sseAnswer(
+  opened: OpenedChat,
+  meta: ChatMeta,
+  format: StreamFormat = chatCompletionsStream(meta),
+): Answer {
   const encoder = new TextEncoder();
-  const head = `{"id":${JSON.stringify(meta.id)},"object":"chat.completion.chunk","created":${meta.created},"model":${JSON.stringify(meta.model)},"provider":${JSON.stringify(meta.provider)}`;
-  const frame = (rest: string) => encoder.encode(`data: ${head},${rest}}\n\n`);
+  const send = (controller: ReadableStreamDefaultController<Uint8Array>, frames: string) => {
+    if (frames) controller.enqueue(encoder.encode(frames));
+  };
   const folded = new Folded();
   let settle!: (final: Final) => void;
   const done = new Promise<Final>((resolve) => {
@@ -216,35 +266,25 @@ export function sseAnswer(opened: OpenedChat, meta: ChatMeta): Answer {
 
   const emitChunk = (controller: ReadableStreamDefaultController<Uint8Array>, chunk: ChatChunk) => {
     folded.add(chunk);
-    if (chunk.choices.length > 0)
-      controller.enqueue(frame(`"choices":${JSON.stringify(choicesWire(chunk))}`));
+    send(controller, format.chunk(chunk, folded));
   };
   const end = (controller: ReadableStreamDefaultController<Uint8Array>) => {
     const { usage } = folded.finalUsage(meta.promptEstimate);
-    controller.enqueue(frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`));
-    controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+    send(controller, format.end(folded, usage));
     controller.close();
     finish("completed", folded.usage ? null : "the provider's stream ended without usage; usage estimated");
   };
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, err: unknown) => {
     opened.abort.abort(err);
     const error = streamError(err);
-    controller.enqueue(
-      frame(
-        `"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"error":${JSON.stringify(error)}`,
-      ),
-    );
+    send(controller, format.fail(error, folded));
     controller.close();
     finish("failed", `${error.code}: ${error.message}`);
   };
 
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      if (meta.echo !== undefined) {
-        controller.enqueue(
-          frame(`"choices":[],"debug":${JSON.stringify({ echo_upstream_body: meta.echo })}`),
-        );
-      }
+      send(controller, format.open());
     },
     async pull(controller) {
       if (!sentFirst) {
@@ -270,7 +310,7 @@ export function sseAnswer(opened: OpenedChat, meta: ChatMeta): Answer {
             new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" }),
           );
         }
-        controller.enqueue(encoder.encode(KEEPALIVE));
+        send(controller, format.keepalive);
         return;
       }
       pending = null;
@@ -296,11 +336,12 @@ export function sseAnswer(opened: OpenedChat, meta: ChatMeta): Answer {
   return { response, done };
 }
 
-/** Reads the whole stream and answers one chat.completion (or throws the mid-stream failure). */
+/** Reads the whole stream and answers one JSON body, rendered by the client format (or throws the mid-stream failure). */
 export async function jsonAnswer(
   opened: OpenedChat,
   meta: ChatMeta,
   json: (body: unknown) => Response,
+  render: (folded: Folded, usage: ChatUsage, meta: ChatMeta) => unknown = chatCompletionBody,
 ): Promise<{ response: Response; final: Final } | { error: unknown; final: Final }> {
   const folded = new Folded();
   const startedAt = Date.now();
@@ -325,14 +366,27 @@ export async function jsonAnswer(
     return { error: err, final: { ...finalOf(folded, meta, "failed", String(err)), costMicros: 0 } };
   }
   const { usage } = folded.finalUsage(meta.promptEstimate);
-  const tools = [...folded.tools.entries()]
+  return {
+    response: json(render(folded, usage, meta)),
+    final: finalOf(folded, meta, "completed", folded.usage ? null : "usage estimated"),
+  };
+}
+
+/** The tool calls a stream produced, in index order, as chat completions writes them. */
+export function toolCallsOf(folded: Folded) {
+  return [...folded.tools.entries()]
     .sort(([a], [b]) => a - b)
     .map(([, t]) => ({
       id: t.id,
       type: "function" as const,
       function: { name: t.name, arguments: t.arguments },
     }));
-  const body = {
+}
+
+/** One `chat.completion`. */
+export function chatCompletionBody(folded: Folded, usage: ChatUsage, meta: ChatMeta) {
+  const tools = toolCallsOf(folded);
+  return {
     id: meta.id,
     object: "chat.completion",
     created: meta.created,
@@ -355,9 +409,5 @@ export async function jsonAnswer(
       },
     ],
     usage: usageWire(usage, meta),
-  };
-  return {
-    response: json(body),
-    final: finalOf(folded, meta, "completed", folded.usage ? null : "usage estimated"),
   };
 }

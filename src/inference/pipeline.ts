@@ -51,7 +51,13 @@ export interface InferenceSpec<T, R extends Response = Response> extends Inferen
   /** The answer to the client, and what the call finally cost once its body is done. */
   respond(value: T, served: Served): Answer<R> | Promise<Answer<R>>;
   /** Stored on the generation record. */
-  record: { metadata?: Record<string, unknown> | null; user?: string | null; flags?: string[] };
+  record: {
+    metadata?: Record<string, unknown> | null;
+    user?: string | null;
+    flags?: string[];
+    /** The client API when the modality does not say it (`responses`, `messages` on chat). */
+    apiType?: string;
+  };
   /** 408 for embeddings (the spec lists it), 524 otherwise. */
   timeoutStatus?: 408 | 524;
 }
@@ -142,6 +148,7 @@ export async function runInference<T, R extends Response = Response>(
     workspaceId: auth.key.workspaceId,
     keyHash: auth.key.hash,
     modality: spec.route.modality,
+    apiType: spec.record.apiType ?? null,
     region: env.REGION,
     metadata: spec.record.metadata ?? null,
     user: spec.record.user ?? null,

@@ -1,11 +1,11 @@
 // POST /embeddings: content filters, routing with failover, one common response shape (float or base64).
 import { createRoute } from "@hono/zod-openapi";
 import type { CatalogEndpointEntry } from "../catalog/types";
+import { filterTexts } from "../guardrails/apply-filters";
 import { runInference } from "../inference/pipeline";
 import { microsToUsd } from "../lib/money";
 import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
 import type { EmbeddingsContentPart, EmbeddingsInput } from "../providers/types";
-import { filterTexts } from "../routing/content-filters";
 import type { Requirement } from "../routing/filters";
 import {
   type EmbeddingsRequestBody,

@@ -1,11 +1,11 @@
 // POST /audio/speech on the inference pipeline: fail over before the first byte, then pipe the upstream audio through.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { CatalogEndpointEntry } from "../catalog/types";
+import { filterTexts } from "../guardrails/apply-filters";
 import { runInference } from "../inference/pipeline";
 import { createRouter, errorResponses, jsonBody } from "../lib/openapi";
 import { supports } from "../providers/registry";
 import type { SpeechRequest as AdapterSpeechRequest } from "../providers/types";
-import { filterTexts } from "../routing/content-filters";
 import type { Requirement } from "../routing/filters";
 import { SPEECH_CONTENT_TYPES, type SpeechRequest, SpeechRequestSchema } from "../schemas/speech";
 

@@ -77,7 +77,7 @@ export const GenerationSchema = z
     provider_responses: z.array(ProviderResponseSchema).nullable(),
     created_at: z.string(),
     data_region: DataRegionSchema,
-    api_type: z.enum(["completions", "embeddings", "tts", "video"]).nullable(),
+    api_type: z.enum(["completions", "responses", "messages", "embeddings", "tts", "video"]).nullable(),
     workspace_id: z.string().nullable(),
     external_user: z.string().nullable(),
     origin: z.string(),

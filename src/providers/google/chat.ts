@@ -82,7 +82,7 @@ async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChu
 
 export async function geminiChat(request: ChatRequest, call: CallContext): Promise<ChatStream> {
   const body = geminiBody(request);
-  const { baseUrl, upstreamModel, provider } = call.endpoint;
+  const { baseUrl, upstreamModel } = call.endpoint;
   const res = await postForStream(
     call,
     `${baseUrl}/models/${encodeURIComponent(upstreamModel)}:streamGenerateContent?alt=sse`,

@@ -1,8 +1,9 @@
 // Runs the effective guardrails' content filters over every text input before routing: block refuses
 // with 403 naming the filter's label, redact rewrites, flag is noted for the generation record.
-import { applyContentFilters, CUSTOM_SCAN_BUDGET, newScanBudget } from "../guardrails/filters";
-import type { EffectivePolicy } from "../guardrails/policy";
+
 import { ApiError, forbidden } from "../lib/errors";
+import { applyContentFilters, CUSTOM_SCAN_BUDGET, newScanBudget } from "./filters";
+import type { EffectivePolicy } from "./policy";
 
 export interface FilteredTexts {
   texts: string[];

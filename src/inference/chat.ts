@@ -1,0 +1,235 @@
+// A chat request on the inference pipeline, whatever client format it came in (chat completions,
+// responses, messages): filters, reservation, adapter request, and the answer written by the client's
+// format. Routes translate their body into the chat normal form (ChatRequestBody) and supply a format.
+import type { Context } from "hono";
+import type { CatalogEndpointEntry } from "../catalog/types";
+import type { AppEnv } from "../env";
+import { filterTexts } from "../guardrails/apply-filters";
+import { badRequest } from "../lib/errors";
+import { UpstreamError } from "../providers/errors";
+import type { ChatMessage, ChatRequest, ChatUsage } from "../providers/types";
+import type { Requirement } from "../routing/filters";
+import type { ChatRequestBody } from "../schemas/chat";
+import { finalError } from "./attempts";
+import {
+  type ChatMeta,
+  chatCompletionBody,
+  chatCompletionsStream,
+  type Folded,
+  jsonAnswer,
+  type OpenedChat,
+  type StreamFormat,
+  sseAnswer,
+} from "./chat-stream";
+import { runInference } from "./pipeline";
+
+/** How a client API writes a chat answer: its stream frames and its JSON body. */
+export interface ChatClientFormat {
+  /** Recorded as the generation's `api_type` (chat completions leave it to the modality). */
+  apiType?: "responses" | "messages";
+  stream(meta: ChatMeta): StreamFormat;
+  body(folded: Folded, usage: ChatUsage, meta: ChatMeta): unknown;
+}
+
+export const CHAT_COMPLETIONS: ChatClientFormat = {
+  stream: chatCompletionsStream,
+  body: chatCompletionBody,
+};
+
+/** Completion tokens reserved when neither the request nor the endpoint bounds the answer. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 4_096;
+
+/** Prompt tokens, estimated generously before the call (about 3 characters a token, plus framing). */
+export function estimatePromptTokens(messages: unknown[]): number {
+  return Math.ceil(JSON.stringify(messages).length / 3) + 4 * messages.length;
+}
+
+/** The cost of a usage on an endpoint, micro-dollars (fractional), split into prompt and completion. */
+export function chatPrice(e: CatalogEndpointEntry) {
+  return (u: ChatUsage) => {
+    const input = e.pricing.input_token ?? 0;
+    const cached = u.cachedTokens ?? 0;
+    const written = u.cacheWriteTokens ?? 0;
+    const plain = Math.max(0, u.promptTokens - cached - written);
+    const prompt =
+      plain * input +
+      cached * (e.pricing.cache_read_token ?? input) +
+      written * (e.pricing.cache_write_token ?? input) +
+      (e.pricing.request ?? 0);
+    return { prompt, completion: u.completionTokens * (e.pricing.output_token ?? 0) };
+  };
+}
+
+const maxOutputOf = (body: ChatRequestBody, e: CatalogEndpointEntry) =>
+  Math.min(
+    body.max_completion_tokens ?? body.max_tokens ?? Number.POSITIVE_INFINITY,
+    e.capabilities.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+  );
+
+/** What the body asks of an endpoint beyond chat itself (hard only under `provider.require_parameters`). */
+function chatRequirements(body: ChatRequestBody): Requirement[] {
+  const hard = body.provider?.require_parameters === true;
+  const wants = (param: string) => ({
+    param,
+    hard,
+    fits: (e: CatalogEndpointEntry) => e.capabilities.parameters?.includes(param) ?? true,
+  });
+  const out: Requirement[] = [];
+  if (body.tools?.length) out.push(wants("tools"));
+  if (body.response_format && body.response_format.type !== "text") out.push(wants("response_format"));
+  if (body.reasoning || body.reasoning_effort) out.push(wants("reasoning"));
+  return out;
+}
+
+/** Every text the caller wrote, filtered by the key's content filters (block -> 403, redact -> rewritten). */
+function filteredMessages(body: ChatRequestBody, policy: Parameters<typeof filterTexts>[0]) {
+  const texts: string[] = [];
+  for (const m of body.messages) {
+    if (typeof m.content === "string") texts.push(m.content);
+    else if (Array.isArray(m.content)) for (const p of m.content) if (p.type === "text") texts.push(p.text);
+  }
+  const verdict = filterTexts(policy, texts);
+  let i = 0;
+  const messages = body.messages.map((m) => {
+    if (typeof m.content === "string") return { ...m, content: verdict.texts[i++]! };
+    if (Array.isArray(m.content)) {
+      return {
+        ...m,
+        content: m.content.map((p) => (p.type === "text" ? { ...p, text: verdict.texts[i++]! } : p)),
+      };
+    }
+    return m;
+  }) as ChatMessage[];
+  return { messages, flags: verdict.flags };
+}
+
+function adapterRequest(
+  body: ChatRequestBody,
+  messages: ChatMessage[],
+  e: CatalogEndpointEntry,
+): ChatRequest {
+  const reasoning = body.reasoning ?? (body.reasoning_effort ? { effort: body.reasoning_effort } : undefined);
+  const defined = <T extends Record<string, unknown>>(o: T) =>
+    Object.fromEntries(Object.entries(o).filter(([, v]) => v != null)) as Partial<T>;
+  return defined({
+    messages,
+    maxTokens: Number.isFinite(maxOutputOf(body, e)) ? maxOutputOf(body, e) : undefined,
+    temperature: body.temperature,
+    topP: body.top_p,
+    topK: body.top_k,
+    frequencyPenalty: body.frequency_penalty,
+    presencePenalty: body.presence_penalty,
+    repetitionPenalty: body.repetition_penalty,
+    seed: body.seed,
+    stop: body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop],
+    logitBias: body.logit_bias,
+    logprobs: body.logprobs,
+    topLogprobs: body.top_logprobs,
+    tools: body.tools,
+    toolChoice: body.tool_choice,
+    parallelToolCalls: body.parallel_tool_calls,
+    responseFormat: body.response_format?.type === "text" ? undefined : body.response_format,
+    reasoning: reasoning
+      ? defined({
+          effort: reasoning.effort ?? undefined,
+          max_tokens: "max_tokens" in reasoning ? (reasoning.max_tokens ?? undefined) : undefined,
+          exclude: "exclude" in reasoning ? reasoning.exclude : undefined,
+          enabled: "enabled" in reasoning ? reasoning.enabled : undefined,
+        })
+      : undefined,
+    user: body.user,
+    passthrough: body.provider?.options?.[e.provider] as Record<string, unknown> | undefined,
+  }) as ChatRequest;
+}
+
+/**
+ * Runs a chat request (already under its preset) and answers it in the client's format: SSE with
+ * `stream: true`, else one JSON body. A stream that breaks before the JSON answer is complete is a
+ * 5xx and costs nothing; a streamed one is billed for what it produced.
+ */
+export async function runChat(
+  c: Context<AppEnv>,
+  body: ChatRequestBody,
+  format: ChatClientFormat = CHAT_COMPLETIONS,
+): Promise<Response> {
+  const auth = c.get("auth");
+  const model = body.model ?? body.models?.[0];
+  if (!model) throw badRequest("model is required (or models, or preset)");
+  const { messages, flags } = filteredMessages(body, auth.policy);
+  const promptEstimate = estimatePromptTokens(messages);
+  const signal = c.req.raw.signal;
+  const streaming = body.stream === true;
+
+  return runInference(
+    { env: c.env, auth, executionCtx: c.executionCtx, signal, requestId: c.get("requestId") },
+    {
+      capability: "chat",
+      route: {
+        modality: "chat",
+        model,
+        models: body.model ? body.models : body.models?.slice(1),
+        provider: body.provider,
+        requirements: chatRequirements(body),
+      },
+      worstCaseMicros: (a) => {
+        const { prompt, completion } = chatPrice(a.endpoint)({
+          promptTokens: promptEstimate,
+          completionTokens: Number.isFinite(maxOutputOf(body, a.endpoint))
+            ? maxOutputOf(body, a.endpoint)
+            : DEFAULT_MAX_OUTPUT_TOKENS,
+        });
+        // Cache writes can cost more than plain input: reserve for the dearer of the two.
+        const write = a.endpoint.pricing.cache_write_token ?? 0;
+        return (
+          prompt + completion + Math.max(0, write - (a.endpoint.pricing.input_token ?? 0)) * promptEstimate
+        );
+      },
+      call: async (adapter, attempt, ctx): Promise<OpenedChat> => {
+        // The upstream request outlives the attempt (it streams on after the first event): its own
+        // abort, tied to the attempt's until the first event has arrived.
+        const abort = new AbortController();
+        const onAbort = () => abort.abort(ctx.signal.reason);
+        ctx.signal.addEventListener("abort", onAbort, { once: true });
+        try {
+          const stream = await adapter.chat!(adapterRequest(body, messages, attempt.endpoint), {
+            ...ctx,
+            signal: abort.signal,
+          });
+          const iterator = stream[Symbol.asyncIterator]();
+          const first = await iterator.next();
+          return { iterator, first, abort, upstreamBody: stream.upstreamBody };
+        } catch (err) {
+          abort.abort(err);
+          throw err;
+        } finally {
+          ctx.signal.removeEventListener("abort", onAbort);
+        }
+      },
+      respond: async (opened, served) => {
+        const meta: ChatMeta = {
+          id: served.generationId,
+          created: Math.floor(Date.now() / 1000),
+          model: served.attempt.model.slug,
+          provider: served.attempt.endpoint.provider,
+          isByok: served.isByok,
+          promptEstimate,
+          price: chatPrice(served.attempt.endpoint),
+          ...(streaming && body.debug?.echo_upstream_body ? { echo: opened.upstreamBody ?? null } : {}),
+        };
+        if (streaming) return sseAnswer(opened, meta, format.stream(meta));
+        const onLeave = () => opened.abort.abort(signal.reason);
+        signal.addEventListener("abort", onLeave, { once: true });
+        const answer = await jsonAnswer(opened, meta, (json) => c.json(json as never, 200), format.body);
+        signal.removeEventListener("abort", onLeave);
+        if ("error" in answer) {
+          const err = answer.error instanceof UpstreamError ? answer.error : undefined;
+          if (!err) throw answer.error;
+          throw finalError([{ attempt: served.attempt, error: err }], 524);
+        }
+        return { response: answer.response, done: Promise.resolve(answer.final) };
+      },
+      record: { metadata: body.trace ?? null, user: body.user ?? null, flags, apiType: format.apiType },
+      timeoutStatus: 408,
+    },
+  );
+}
