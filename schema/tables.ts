@@ -3,8 +3,10 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
-const createdAt = () => text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`);
-const updatedAt = () => text("updated_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ','now'))`);
+/** The SQL default of every timestamp column: now, as an ISO 8601 string with milliseconds. */
+export const NOW_SQL = "(strftime('%Y-%m-%dT%H:%M:%fZ','now'))";
+const createdAt = () => text("created_at").notNull().default(sql.raw(NOW_SQL));
+const updatedAt = () => text("updated_at").notNull().default(sql.raw(NOW_SQL));
 const bool = (name: string) => integer(name, { mode: "boolean" });
 const json = <T>(name: string) => text(name, { mode: "json" }).$type<T>();
 

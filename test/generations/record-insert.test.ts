@@ -1,0 +1,83 @@
+// The record insert on the hot path is one prepared statement, not Drizzle's builder: it must store
+// exactly what Drizzle's insert of the same record stores (JSON, booleans, defaults, the creation time).
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { getDb, tables } from "../../src/db/client";
+import { type GenerationRecord, insertRecord } from "../../src/generations/record";
+
+const full = (id: string): GenerationRecord => ({
+  id,
+  accountId: "acct-1",
+  workspaceId: "ws-1",
+  keyHash: "h".repeat(64),
+  modality: "chat",
+  apiType: "messages",
+  model: "sandbox/chat",
+  provider: "sandbox",
+  endpointId: "sandbox/chat@sandbox",
+  isByok: true,
+  status: "cancelled",
+  usage: { prompt_tokens: 12, completion_tokens: 3, estimated: 1 },
+  costMicros: 417,
+  region: "europe",
+  metadata: { trace_id: "t-1", nested: { deep: [1, "two", null] } },
+  user: "user-7",
+  flags: ["flag:pii", "redact:email"],
+  attempts: [
+    { provider: "a", outcome: "error", status: 503 },
+    { provider: "b", outcome: "ok" },
+  ],
+  error: "client disconnected",
+  blockId: "blk-9",
+});
+
+const minimal = (id: string): GenerationRecord => ({
+  id,
+  accountId: "acct-1",
+  workspaceId: "ws-1",
+  keyHash: "k".repeat(64),
+  modality: "embeddings",
+  model: "sandbox/embed-small",
+  status: "completed",
+  usage: {},
+  region: "global",
+});
+
+async function rowOf(id: string) {
+  const [row] = await getDb(env.DB).select().from(tables.generations).where(eq(tables.generations.id, id));
+  return row!;
+}
+
+describe("insertRecord", () => {
+  for (const [name, make] of [
+    ["every column set", full],
+    ["only the required columns", minimal],
+  ] as const) {
+    it(`stores what Drizzle's insert stores: ${name}`, async () => {
+      await getDb(env.DB)
+        .insert(tables.generations)
+        .values(make(`drizzle-${name}`));
+      await insertRecord(env.DB, make(`prepared-${name}`)).run();
+      const { id: _a, createdAt: drizzleAt, ...viaDrizzle } = await rowOf(`drizzle-${name}`);
+      const { id: _b, createdAt: preparedAt, ...viaPrepared } = await rowOf(`prepared-${name}`);
+      expect(viaPrepared).toEqual(viaDrizzle);
+      // Defaults applied: not BYOK, nothing charged, and a creation time as the SQL default writes it.
+      if (name === "only the required columns") {
+        expect(viaPrepared).toMatchObject({ isByok: false, costMicros: 0, apiType: null, flags: null });
+      }
+      expect(preparedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(Math.abs(Date.parse(preparedAt) - Date.parse(drizzleAt))).toBeLessThan(60_000);
+    });
+  }
+
+  it("keeps a given creation time", async () => {
+    await insertRecord(env.DB, { ...minimal("dated"), createdAt: "2026-01-02T03:04:05.678Z" }).run();
+    expect((await rowOf("dated")).createdAt).toBe("2026-01-02T03:04:05.678Z");
+  });
+
+  it("refuses a second record with the same generation id", async () => {
+    await insertRecord(env.DB, minimal("twice")).run();
+    await expect(insertRecord(env.DB, minimal("twice")).run()).rejects.toThrow(/UNIQUE|constraint/i);
+  });
+});
