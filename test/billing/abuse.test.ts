@@ -2,6 +2,8 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import app from "../../src/app";
+import { ABUSE_LIMIT, ABUSE_SAMPLE } from "../../src/middleware/abuse";
+import wrangler from "../../wrangler.toml?raw";
 import { createAccount } from "../helpers/accounts";
 import { BASE, errorOf } from "../helpers/http";
 
@@ -32,8 +34,13 @@ describe("abuse protection", () => {
     expect(res.status).toBe(429);
     expect(res.headers.get("X-RateLimit-Limit")).toBe("6000");
     expect(res.headers.get("X-RateLimit-Remaining")).toBe("0");
-    expect(Number(res.headers.get("X-RateLimit-Reset"))).toBeGreaterThan(Date.now());
-    expect(res.headers.get("Retry-After")).toBe("10");
+    const reset = Number(res.headers.get("X-RateLimit-Reset"));
+    expect(reset).toBeGreaterThan(Date.now());
+    // Retry when the period ends: at most one period away.
+    const retry = Number(res.headers.get("Retry-After"));
+    expect(retry).toBeGreaterThanOrEqual(1);
+    expect(retry).toBeLessThanOrEqual(10);
+    expect(Math.abs(retry * 1000 - (reset - Date.now()))).toBeLessThan(1500);
     expect((await errorOf(res)).message).toMatch(/exceeds reasonable usage/);
     // Counted per key hash, never the key itself.
     expect(seen).toEqual([acct.apiKeyHash]);
@@ -72,5 +79,78 @@ describe("abuse protection", () => {
     } finally {
       warn.mockRestore();
     }
+  });
+
+  describe("sampling: one binding call stands for ABUSE_SAMPLE requests of a key in an isolate", () => {
+    const counting = (verdicts: boolean[]) => {
+      const calls: string[] = [];
+      const limiter: RateLimit = {
+        limit: async ({ key }) => {
+          calls.push(key);
+          return { success: verdicts[calls.length - 1] ?? true };
+        },
+      };
+      return { calls, limiter };
+    };
+
+    it("asks the binding on the 1st, 21st and 41st request of a period, not on every request", async () => {
+      const acct = await createAccount({ creditsUsd: 1 });
+      const { calls, limiter } = counting([]);
+      const now = vi.spyOn(Date, "now").mockReturnValue(Date.UTC(2026, 10, 23, 12, 0, 0, 500));
+      try {
+        for (let i = 0; i < 2 * ABUSE_SAMPLE + 5; i++) {
+          expect((await fetchThrough(acct.apiKey, limiter)).status).toBe(200);
+        }
+      } finally {
+        now.mockRestore();
+      }
+      expect(calls).toEqual([acct.apiKeyHash, acct.apiKeyHash, acct.apiKeyHash]);
+    });
+
+    it("refuses the rest of the period without asking again once refused, and asks anew next period", async () => {
+      const acct = await createAccount({ creditsUsd: 1 });
+      const { calls, limiter } = counting([true, false, true]);
+      const start = Date.UTC(2026, 10, 23, 12, 0, 10, 0);
+      const now = vi.spyOn(Date, "now").mockReturnValue(start);
+      try {
+        const statuses: number[] = [];
+        for (let i = 0; i < ABUSE_SAMPLE + 3; i++)
+          statuses.push((await fetchThrough(acct.apiKey, limiter)).status);
+        expect(statuses.slice(0, ABUSE_SAMPLE)).toEqual(Array(ABUSE_SAMPLE).fill(200));
+        expect(statuses.slice(ABUSE_SAMPLE)).toEqual([429, 429, 429]);
+        expect(calls).toHaveLength(2);
+        now.mockReturnValue(start + ABUSE_LIMIT.periodSeconds * 1000);
+        expect((await fetchThrough(acct.apiKey, limiter)).status).toBe(200);
+        expect(calls).toHaveLength(3);
+      } finally {
+        now.mockRestore();
+      }
+    });
+
+    it("counts keys apart", async () => {
+      const a = await createAccount({ creditsUsd: 1 });
+      const b = await createAccount({ creditsUsd: 1 });
+      const { calls, limiter } = counting([]);
+      const now = vi.spyOn(Date, "now").mockReturnValue(Date.UTC(2026, 10, 23, 12, 0, 20, 0));
+      try {
+        for (let i = 0; i < 3; i++) {
+          await fetchThrough(a.apiKey, limiter);
+          await fetchThrough(b.apiKey, limiter);
+        }
+      } finally {
+        now.mockRestore();
+      }
+      expect(calls).toEqual([a.apiKeyHash, b.apiKeyHash]);
+    });
+
+    it("wrangler.toml's binding limit is the callers' limit divided by the sample, in every region", () => {
+      // The only rate-limit binding is ABUSE_LIMITER: the global one and one per regional environment.
+      const limits = [...wrangler.matchAll(/simple = \{ limit = (\d+), period = (\d+) \}/g)];
+      expect(limits).toHaveLength(3);
+      for (const [, limit, period] of limits) {
+        expect(Number(limit) * ABUSE_SAMPLE).toBe(ABUSE_LIMIT.requests);
+        expect(Number(period)).toBe(ABUSE_LIMIT.periodSeconds);
+      }
+    });
   });
 });
