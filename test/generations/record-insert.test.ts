@@ -1,10 +1,11 @@
-// The record insert on the hot path is one prepared statement, not Drizzle's builder: it must store
-// exactly what Drizzle's insert of the same record stores (JSON, booleans, defaults, the creation time).
+// The record inserts on the hot path are prepared statements, not Drizzle's builder (one row, or many
+// rows as one JSON parameter): they must store exactly what Drizzle's insert of the same record stores
+// (JSON, booleans, defaults, the creation time).
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb, tables } from "../../src/db/client";
-import { type GenerationRecord, insertRecord } from "../../src/generations/record";
+import { type GenerationRecord, insertRecord, insertRecords } from "../../src/generations/record";
 
 const full = (id: string): GenerationRecord => ({
   id,
@@ -79,5 +80,42 @@ describe("insertRecord", () => {
   it("refuses a second record with the same generation id", async () => {
     await insertRecord(env.DB, minimal("twice")).run();
     await expect(insertRecord(env.DB, minimal("twice")).run()).rejects.toThrow(/UNIQUE|constraint/i);
+  });
+
+  it("inserts many records in one statement, each stored as Drizzle stores it", async () => {
+    const records = [full("many-1"), minimal("many-2"), { ...full("many-3"), isByok: false, flags: null }];
+    const statements = insertRecords(env.DB, records);
+    expect(statements).toHaveLength(1);
+    await env.DB.batch(statements);
+    await getDb(env.DB)
+      .insert(tables.generations)
+      .values(records.map((r) => ({ ...r, id: `drizzle-${r.id}` })));
+    for (const r of records) {
+      const { id: _a, createdAt: _c, ...viaDrizzle } = await rowOf(`drizzle-${r.id}`);
+      const { id: _b, createdAt, ...viaJson } = await rowOf(r.id);
+      expect(viaJson).toEqual(viaDrizzle);
+      expect(createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+  });
+
+  it("splits rows over several statements past the size bound, and every record lands", async () => {
+    const big = { blob: "x".repeat(200_000) };
+    const records = Array.from({ length: 6 }, (_, i) => ({ ...minimal(`big-${i}`), metadata: big }));
+    const statements = insertRecords(env.DB, records);
+    expect(statements.length).toBeGreaterThan(1);
+    await env.DB.batch(statements);
+    for (const r of records) expect((await rowOf(r.id)).metadata).toEqual(big);
+  });
+
+  it("writes nothing of a batch holding an id already stored (the caller then writes one at a time)", async () => {
+    await insertRecord(env.DB, minimal("dup-1")).run();
+    await expect(env.DB.batch(insertRecords(env.DB, [minimal("dup-0"), minimal("dup-1")]))).rejects.toThrow(
+      /UNIQUE|constraint/i,
+    );
+    const [row] = await getDb(env.DB)
+      .select()
+      .from(tables.generations)
+      .where(eq(tables.generations.id, "dup-0"));
+    expect(row).toBeUndefined();
   });
 });
