@@ -1,0 +1,170 @@
+// The chat answer's clocks: keep-alive comments while the upstream is silent, the idle deadline between
+// events, the total deadline however steadily events come, for the SSE answer and the JSON answer alike.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import {
+  type ChatMeta,
+  jsonAnswer,
+  KEEPALIVE_MS,
+  type OpenedChat,
+  sseAnswer,
+} from "../../src/inference/chat-stream";
+import { CHAT_IDLE_MS, CHAT_TOTAL_MS } from "../../src/inference/deadlines";
+import { UpstreamError } from "../../src/providers/errors";
+import type { ChatChunk } from "../../src/providers/types";
+
+const meta: ChatMeta = {
+  id: "gen-test",
+  created: 1,
+  model: "sandbox/chat",
+  provider: "sandbox",
+  isByok: false,
+  promptEstimate: 5,
+  price: (u) => ({ prompt: u.promptTokens, completion: u.completionTokens }),
+};
+
+const chunk = (content: string): ChatChunk => ({
+  choices: [{ index: 0, delta: { content }, finish_reason: null }],
+});
+
+/** An upstream whose events arrive when the test says: `push` one, `end` it. */
+function upstream() {
+  const waiting: Array<(r: IteratorResult<ChatChunk>) => void> = [];
+  const queued: Array<IteratorResult<ChatChunk>> = [];
+  const iterator: AsyncIterator<ChatChunk> = {
+    next: () =>
+      new Promise((resolve) => {
+        const ready = queued.shift();
+        if (ready) resolve(ready);
+        else waiting.push(resolve);
+      }),
+    return: async () => ({ done: true, value: undefined }),
+  };
+  const deliver = (r: IteratorResult<ChatChunk>) => {
+    const resolve = waiting.shift();
+    if (resolve) resolve(r);
+    else queued.push(r);
+  };
+  const opened: OpenedChat = {
+    iterator,
+    first: { done: false, value: chunk("first") },
+    abort: new AbortController(),
+  };
+  return {
+    opened,
+    push: (content: string) => deliver({ done: false, value: chunk(content) }),
+    end: () => deliver({ done: true, value: undefined }),
+  };
+}
+
+/** Everything the stream has written so far (reads until no byte comes within the test's clock step). */
+function reader(response: Response) {
+  const r = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let closed = false;
+  const pump = (async () => {
+    for (;;) {
+      const { done, value } = await r.read();
+      if (done) {
+        closed = true;
+        return;
+      }
+      text += decoder.decode(value, { stream: true });
+    }
+  })();
+  return { text: () => text, closed: () => closed, pump };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("SSE answer clocks", () => {
+  it("sends a keep-alive comment while the upstream is silent, then the events as they come", async () => {
+    const up = upstream();
+    const answer = sseAnswer(up.opened, meta);
+    const out = reader(answer.response);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(out.text()).toContain('"content":"first"');
+    expect(out.text()).not.toContain(": OPENROUTER PROCESSING");
+    await vi.advanceTimersByTimeAsync(KEEPALIVE_MS);
+    expect(out.text()).toContain(": OPENROUTER PROCESSING\n\n");
+    up.push("second");
+    up.end();
+    await vi.advanceTimersByTimeAsync(10);
+    await out.pump;
+    expect(out.text()).toContain('"content":"second"');
+    expect(out.text().trimEnd().endsWith("data: [DONE]")).toBe(true);
+    expect((await answer.done).status).toBe("completed");
+  });
+
+  it("cuts an upstream silent for the idle deadline: an error chunk (524), the upstream aborted, billed as produced", async () => {
+    const up = upstream();
+    const answer = sseAnswer(up.opened, meta);
+    const out = reader(answer.response);
+    await vi.advanceTimersByTimeAsync(CHAT_IDLE_MS - KEEPALIVE_MS);
+    expect(out.closed()).toBe(false);
+    expect(up.opened.abort.signal.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(KEEPALIVE_MS + 10);
+    await out.pump;
+    const last = out
+      .text()
+      .split("\n\n")
+      .filter((f) => f.startsWith("data: "))
+      .at(-1)!;
+    const frame = JSON.parse(last.slice(6));
+    expect(frame.choices[0].finish_reason).toBe("error");
+    expect(frame.error).toMatchObject({ code: 524, metadata: { error_type: "timeout" } });
+    expect(up.opened.abort.signal.aborted).toBe(true);
+    const final = await answer.done;
+    expect(final.status).toBe("failed");
+    // "first" was produced before the cut: the stream is charged for it (no zero-completion insurance).
+    expect(final.costMicros).toBeGreaterThan(0);
+  });
+
+  it("cuts an answer at the total deadline even while events keep coming", async () => {
+    const up = upstream();
+    const answer = sseAnswer(up.opened, meta);
+    const out = reader(answer.response);
+    for (let t = 0; t < CHAT_TOTAL_MS + 2 * KEEPALIVE_MS && !out.closed(); t += 5_000) {
+      up.push(".");
+      await vi.advanceTimersByTimeAsync(5_000);
+    }
+    expect(out.closed()).toBe(true);
+    expect(out.text()).toContain('"finish_reason":"error"');
+    expect((await answer.done).status).toBe("failed");
+  });
+});
+
+describe("JSON answer clocks", () => {
+  it("answers once the stream ends, however long the silences under the idle deadline", async () => {
+    const up = upstream();
+    const pending = jsonAnswer(up.opened, meta, (body) => Response.json(body));
+    await vi.advanceTimersByTimeAsync(CHAT_IDLE_MS - 1_000);
+    up.push(" second");
+    await vi.advanceTimersByTimeAsync(CHAT_IDLE_MS - 1_000);
+    up.end();
+    await vi.advanceTimersByTimeAsync(10);
+    const answer = await pending;
+    expect("response" in answer).toBe(true);
+    if (!("response" in answer)) return;
+    const body = (await answer.response.json()) as { choices: Array<{ message: { content: string } }> };
+    expect(body.choices[0]!.message.content).toBe("first second");
+  });
+
+  it("gives up on an upstream silent for the idle deadline: a timeout, nothing charged", async () => {
+    const up = upstream();
+    const pending = jsonAnswer(up.opened, meta, (body) => Response.json(body));
+    await vi.advanceTimersByTimeAsync(CHAT_IDLE_MS + KEEPALIVE_MS);
+    const answer = await pending;
+    expect("error" in answer).toBe(true);
+    if (!("error" in answer)) return;
+    expect(answer.error).toBeInstanceOf(UpstreamError);
+    expect((answer.error as UpstreamError).kind).toBe("timeout");
+    expect(answer.final.costMicros).toBe(0);
+    expect(up.opened.abort.signal.aborted).toBe(true);
+  });
+});
