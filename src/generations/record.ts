@@ -70,7 +70,10 @@ const MAX_STATEMENT_BYTES = 512 * 1024;
 const prepared = new WeakMap<D1Database, { one: D1PreparedStatement; many: D1PreparedStatement }>();
 const statementsOf = (d1: D1Database) => {
   let s = prepared.get(d1);
-  if (!s) prepared.set(d1, (s = { one: d1.prepare(INSERT_ONE), many: d1.prepare(INSERT_MANY) }));
+  if (!s) {
+    s = { one: d1.prepare(INSERT_ONE), many: d1.prepare(INSERT_MANY) };
+    prepared.set(d1, s);
+  }
   return s;
 };
 
