@@ -1,6 +1,6 @@
 // OpenAI-style POST /chat/completions, always streamed: request mapping and the chunk stream read back.
 import { UpstreamError } from "../errors";
-import { chatStream, midStreamFailure, postForStream, readSse } from "../sse";
+import { chatStream, END_OF_STREAM, mapSse, midStreamFailure, postForStream } from "../sse";
 import type {
   CallContext,
   ChatChoiceDelta,
@@ -203,11 +203,12 @@ export function openAiChunk(payload: unknown, provider: string): ChatChunk | und
   return chunk;
 }
 
-async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChunk, void, undefined> {
+function chunks(res: Response, call: CallContext): AsyncIterator<ChatChunk> {
   const provider = call.endpoint.provider;
-  try {
-    for await (const event of readSse(res.body!)) {
-      if (event.data === "[DONE]") return;
+  return mapSse(
+    res.body!,
+    (event) => {
+      if (event.data === "[DONE]") return END_OF_STREAM;
       if (event.event === "error") throw streamError(safeJson(event.data) ?? event.data, provider);
       let payload: unknown;
       try {
@@ -218,12 +219,10 @@ async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChu
           message: `Provider ${provider} sent a stream event the gateway cannot read`,
         });
       }
-      const chunk = openAiChunk(payload, provider);
-      if (chunk) yield chunk;
-    }
-  } catch (err) {
-    throw midStreamFailure(err, call);
-  }
+      return openAiChunk(payload, provider);
+    },
+    (err) => midStreamFailure(err, call),
+  );
 }
 
 function safeJson(text: string): unknown {
