@@ -343,7 +343,27 @@ describe("streaming hygiene", () => {
     const data = await events(res);
     const first = JSON.parse(data[0]!) as { choices: unknown[]; debug: { echo_upstream_body: unknown } };
     expect(first.choices).toEqual([]);
-    expect(first.debug).toHaveProperty("echo_upstream_body");
+    expect(first.debug.echo_upstream_body).toMatchObject({ model: "chat-echo", messages: hi });
+    // One per attempted provider: one attempt, one echo.
+    expect(data.filter((d) => d.includes('"echo_upstream_body"'))).toHaveLength(1);
+  });
+
+  it("debug.echo_upstream_body: one chunk per attempted provider, the failed attempt's first", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      models: ["sandbox/chat-503", "sandbox/chat-echo"],
+      messages: hi,
+      stream: true,
+      debug: { echo_upstream_body: true },
+    });
+    expect(res.status).toBe(200);
+    const data = await events(res);
+    const echoes = data
+      .filter((d) => d.includes('"echo_upstream_body"'))
+      .map((d) => (JSON.parse(d) as { debug: { echo_upstream_body: { model: string } } }).debug);
+    expect(echoes.map((e) => e.echo_upstream_body.model)).toEqual(["chat-always-503", "chat-echo"]);
+    // The echoes come before any content.
+    expect(data.findIndex((d) => d.includes('"content"'))).toBeGreaterThan(1);
   });
 
   it("optional fields are omitted, never null, in streamed deltas", async () => {

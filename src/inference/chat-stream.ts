@@ -32,8 +32,8 @@ export interface ChatMeta {
   promptEstimate: number;
   /** The cost of a usage, in micro-dollars, split as the usage object reports it. */
   price(usage: ChatUsage): { prompt: number; completion: number };
-  /** `debug.echo_upstream_body`: sent as the first chunk of a stream. */
-  echo?: unknown;
+  /** `debug.echo_upstream_body`: the bodies sent upstream, one per attempted provider, first in the stream. */
+  echo?: unknown[];
 }
 
 /** What a stream produced, folded as it passes (for the record, the bill and the JSON answer). */
@@ -246,9 +246,9 @@ export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
   const frame = (rest: string) => `data: ${head},${rest}}\n\n`;
   return {
     open: () =>
-      meta.echo === undefined
-        ? ""
-        : frame(`"choices":[],"debug":${JSON.stringify({ echo_upstream_body: meta.echo })}`),
+      (meta.echo ?? [])
+        .map((body) => frame(`"choices":[],"debug":${JSON.stringify({ echo_upstream_body: body })}`))
+        .join(""),
     chunk: (chunk) =>
       chunk.choices.length > 0 ? frame(`"choices":${JSON.stringify(choicesWire(chunk))}`) : "",
     end: (_folded, usage) =>

@@ -159,6 +159,8 @@ export async function runChat(
   const promptEstimate = estimatePromptTokens(messages);
   const signal = c.req.raw.signal;
   const streaming = body.stream === true;
+  // debug.echo_upstream_body (streaming only): every body sent upstream, failed attempts' included.
+  const echoes = streaming && body.debug?.echo_upstream_body ? ([] as unknown[]) : undefined;
 
   return runInference(
     { env: c.env, auth, executionCtx: c.executionCtx, signal, requestId: c.get("requestId") },
@@ -194,6 +196,7 @@ export async function runChat(
           const stream = await adapter.chat!(adapterRequest(body, messages, attempt.endpoint), {
             ...ctx,
             signal: abort.signal,
+            ...(echoes ? { onUpstreamBody: (sent: unknown) => echoes.push(sent) } : {}),
           });
           const iterator = stream[Symbol.asyncIterator]();
           const first = await iterator.next();
@@ -214,7 +217,7 @@ export async function runChat(
           isByok: served.isByok,
           promptEstimate,
           price: chatPrice(served.attempt.endpoint),
-          ...(streaming && body.debug?.echo_upstream_body ? { echo: opened.upstreamBody ?? null } : {}),
+          ...(echoes ? { echo: echoes } : {}),
         };
         if (streaming) return sseAnswer(opened, meta, format.stream(meta));
         const onLeave = () => opened.abort.abort(signal.reason);

@@ -135,6 +135,7 @@ export async function postForStream(
   body: unknown,
   toError: (res: Response, provider: string) => Promise<UpstreamError> = upstreamErrorFromResponse,
 ): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+  call.onUpstreamBody?.(body);
   const res = await call.fetch(url, {
     method: "POST",
     headers: { ...headers, "Content-Type": "application/json", Accept: "text/event-stream" },

@@ -33,6 +33,11 @@ export interface CallContext {
   signal: AbortSignal;
   /** The fetch to reach the upstream with (globalThis.fetch in production; tests may replace it). */
   fetch: typeof fetch;
+  /**
+   * Told the transformed body an attempt sends upstream (never holds credentials: they go in headers),
+   * just before it is sent; chat's `debug.echo_upstream_body` shows one per attempted provider.
+   */
+  onUpstreamBody?: (body: unknown) => void;
 }
 
 // ---------- embeddings ----------

@@ -118,7 +118,6 @@ export async function sandboxChat(request: ChatRequest, call: CallContext): Prom
   // An abort rejects with the signal's reason, before the first byte and mid-stream alike (as readSse
   // does), so the attempt runner tells a deadline from a client that left.
   if (call.signal.aborted) throw call.signal.reason;
-  await sandboxFailureMode(call);
   const model = call.endpoint.upstreamModel;
   const upstreamBody = {
     model,
@@ -126,5 +125,7 @@ export async function sandboxChat(request: ChatRequest, call: CallContext): Prom
     ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
     ...(request.tools ? { tools: request.tools } : {}),
   };
+  call.onUpstreamBody?.(upstreamBody);
+  await sandboxFailureMode(call);
   return chatStream(upstreamBody, generate(planOf(request, model), request, call, streamModeOf(model)));
 }
