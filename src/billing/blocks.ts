@@ -84,6 +84,7 @@ export function grantBlock(
   want: BlockWant,
   holding: number,
   now: number,
+  unclaimedMs = UNCLAIMED_BLOCK_MS,
 ): BlockGrant | undefined {
   const r = cmd.worstCaseMicros;
   if (cmd.byok || cmd.freeModel || r <= 0) return undefined;
@@ -100,7 +101,7 @@ export function grantBlock(
     amount: size,
     bucket: "credits",
     createdAt: now,
-    expiresAt: now + UNCLAIMED_BLOCK_MS,
+    expiresAt: now + unclaimedMs,
   });
   book.shiftReserved({ keyHash: cmd.keyHash, budgetIds, bucket: "credits" }, size);
   book.store.putBlock({
