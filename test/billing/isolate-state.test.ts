@@ -6,7 +6,7 @@
 // `npm run test:ingress` (docs/reliability.md).
 import { describe, expect, it } from "vitest";
 import { BLOCK_MS, type BlockReport } from "../../src/billing/blocks";
-import { admitThrough, type Background, carrying } from "../../src/billing/ledger-client";
+import { admitThrough, type Background, carrying, MAX_RETRY_WAIT_MS } from "../../src/billing/ledger-client";
 import type { AdmitCommand, AdmitReply, Carried } from "../../src/billing/ledger-types";
 import type { Bindings } from "../../src/env";
 
@@ -105,4 +105,41 @@ describe("isolate state forgotten while a request waits", () => {
     expect(closing.length).toBeGreaterThan(0);
     expect(closing.at(-1)).toMatchObject({ holding: 200, chargedCredits: 0 });
   });
+});
+
+describe("a request that waited before it was told to retry", () => {
+  it("keeps asking for MAX_RETRY_WAIT_MS from the first retry, not from its start", async () => {
+    // Its first call (queued behind a burst, say) answers only after most of MAX_RETRY_WAIT_MS; the
+    // room comes back 300 ms past MAX_RETRY_WAIT_MS from the start (another isolate's block closed).
+    const started = Date.now();
+    const roomBackAt = started + MAX_RETRY_WAIT_MS + 300;
+    let calls = 0;
+    const rejection = {
+      status: 402 as const,
+      reason: "key_cap" as const,
+      message: "limit",
+      metadata: { reason: "key_cap" },
+    };
+    const stub = {
+      admitMany: async (_account: string, cmds: AdmitCommand[]): Promise<AdmitReply> => {
+        if (++calls === 1) await sleep(MAX_RETRY_WAIT_MS - 200);
+        const outcomes = cmds.map(() =>
+          Date.now() >= roomBackAt
+            ? { ok: true as const, reservedMicros: 100 }
+            : { ok: false as const, rejection, retryAt: roomBackAt },
+        );
+        return { outcomes };
+      },
+      settleMany: async () => undefined,
+    };
+    const namespace = {
+      idFromName: (name: string) => ({ toString: () => `waited:${name}` }),
+      get: () => stub,
+    };
+    const env = { LEDGER: namespace } as unknown as Bindings;
+    const outcome = await admitThrough(env, `acct_${crypto.randomUUID()}`, command("k"));
+    expect(outcome).toMatchObject({ ok: true, reservedMicros: 100 });
+    expect(Date.now()).toBeGreaterThanOrEqual(roomBackAt);
+    expect(calls).toBeGreaterThan(2);
+  }, 15_000);
 });
