@@ -277,7 +277,7 @@ async function round(n, managementKey, R) {
   const violations = [];
   // `--money-paths` (CI): only what issue 17 requires of every interleaving, i.e. answers are 200, 402 or
   // 429 and nothing is spent past the cap; exact admission and settling in time are reported as notes
-  // (a block's room can stay held after a burst: see docs/reliability.md, "Known gaps").
+  // (strict mode, the default, checks them too: see docs/reliability.md).
   const notes = [];
   const exact = MONEY_PATHS_ONLY ? notes : violations;
   if (bad.length) violations.push(`${bad.length} answers not 200/402/429`);

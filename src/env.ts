@@ -16,6 +16,8 @@ export interface Bindings {
   PROVIDER_KEYS?: string;
   /** JSON overrides of the free-model limits: {per_minute, per_day, per_day_high_tier, tier_threshold_usd}. */
   FREE_MODEL_LIMITS?: string;
+  /** Milliseconds, shorter than the 10-minute default lease of a reservation (local kill tests only). */
+  LEDGER_LEASE_MS?: string;
 }
 
 export interface Variables {

@@ -8,6 +8,7 @@ import {
   type BlockWant,
   grantBlock,
   retryAt,
+  UNCLAIMED_BLOCK_MS,
 } from "./blocks";
 import type {
   AccountState,
@@ -33,6 +34,15 @@ export const MAX_LEASE_MS = 24 * 3_600_000;
 /** Settled and reclaimed generation ids are remembered this long, for idempotent settle. */
 export const SETTLED_RETENTION_MS = 7 * 86_400_000;
 
+/**
+ * The lease of a reservation that names none, from the `LEDGER_LEASE_MS` variable: only shorter than
+ * LEASE_MS (at least 1 s), so the kill tests can watch reclaims within seconds; LEASE_MS otherwise.
+ */
+export function leaseFrom(value: string | undefined): number {
+  const ms = Number(value);
+  return Number.isInteger(ms) && ms >= 1_000 && ms < LEASE_MS ? ms : LEASE_MS;
+}
+
 export const keyScope = (hash: string) => `key:${hash}`;
 export const budgetScope = (id: string) => `guardrail:${id}`;
 const MINUTE_MS = 60_000;
@@ -47,12 +57,14 @@ export class LedgerCore {
   constructor(
     readonly store: LedgerStore,
     private readonly limits: FreeLimits,
+    /** Default lease (LEASE_MS unless shortened, see leaseFrom); an unclaimed block waits no longer. */
+    private readonly leaseMs: number = LEASE_MS,
   ) {}
 
   /** Records what the call carries: settlements and block reports, before anything is admitted. */
   record(carried: Carried, now: number): void {
     for (const cmd of carried.settles) this.settle(cmd, now);
-    for (const report of carried.reports) applyReport(this, report, now, LEASE_MS);
+    for (const report of carried.reports) applyReport(this, report, now, this.leaseMs);
   }
 
   /**
@@ -65,7 +77,7 @@ export class LedgerCore {
     const first = cmds[0];
     const block =
       want && first && now >= this.contendedUntil
-        ? grantBlock(this, first, want, first.worstCaseMicros, now)
+        ? grantBlock(this, first, want, first.worstCaseMicros, now, this.unclaimedMs())
         : undefined;
     const outcomes = cmds.map(
       (cmd, i): AdmitOutcome =>
@@ -80,7 +92,9 @@ export class LedgerCore {
    */
   renewBlock(template: AdmitCommand, carried: Carried, want: BlockWant, now: number): BlockGrant | undefined {
     this.record(carried, now);
-    return now >= this.contendedUntil ? grantBlock(this, template, want, 0, now) : undefined;
+    return now >= this.contendedUntil
+      ? grantBlock(this, template, want, 0, now, this.unclaimedMs())
+      : undefined;
   }
 
   /** Checks every limit, then reserves worst-case cost in one synchronous step (atomic in a Durable Object). */
@@ -109,7 +123,7 @@ export class LedgerCore {
       return { ok: false, rejection, retryAt: retry };
     }
 
-    const lease = Math.min(Math.max(cmd.leaseMs ?? LEASE_MS, 1_000), MAX_LEASE_MS);
+    const lease = Math.min(Math.max(cmd.leaseMs ?? this.leaseMs, 1_000), MAX_LEASE_MS);
     const record: ReservationRecord = {
       generationId: cmd.generationId,
       keyHash: cmd.keyHash,
@@ -185,6 +199,10 @@ export class LedgerCore {
     this.store.pruneSettled(now - SETTLED_RETENTION_MS);
     this.store.pruneBlocks(now - BLOCK_RETENTION_MS, now - SETTLED_RETENTION_MS);
     return expired.length;
+  }
+
+  private unclaimedMs(): number {
+    return Math.min(UNCLAIMED_BLOCK_MS, this.leaseMs);
   }
 
   /** Records credits purchased as read from D1 at `now`. */

@@ -8,7 +8,7 @@ export const BLOCK_MS = 1_000;
 /** The ledger treats a block as open this much longer than BLOCK_MS (the call's way back, clock drift). */
 export const BLOCK_GRACE_MS = 250;
 /** How long after a block's time ended its closing report is still awaited before refusals are final. */
-export const CLOSE_REPORT_GRACE_MS = 1_000;
+export const CLOSE_REPORT_GRACE_MS = 2_000;
 /** A block no report has claimed (its grant was lost with its call) is reclaimed after this long. */
 export const UNCLAIMED_BLOCK_MS = 60_000;
 /** A block is at most this share of the room left under every limit it is reserved against. */
@@ -84,6 +84,7 @@ export function grantBlock(
   want: BlockWant,
   holding: number,
   now: number,
+  unclaimedMs = UNCLAIMED_BLOCK_MS,
 ): BlockGrant | undefined {
   const r = cmd.worstCaseMicros;
   if (cmd.byok || cmd.freeModel || r <= 0) return undefined;
@@ -100,7 +101,7 @@ export function grantBlock(
     amount: size,
     bucket: "credits",
     createdAt: now,
-    expiresAt: now + UNCLAIMED_BLOCK_MS,
+    expiresAt: now + unclaimedMs,
   });
   book.shiftReserved({ keyHash: cmd.keyHash, budgetIds, bucket: "credits" }, size);
   book.store.putBlock({

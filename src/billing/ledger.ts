@@ -4,7 +4,7 @@ import { creditsPurchasedMicros } from "../db/api-keys";
 import { getDb } from "../db/client";
 import { recordedCosts } from "../db/generations";
 import type { Bindings } from "../env";
-import { LedgerCore } from "./accounting";
+import { LedgerCore, leaseFrom } from "./accounting";
 import type { BlockGrant, BlockWant } from "./blocks";
 import type {
   AdmitCommand,
@@ -62,7 +62,11 @@ export class Ledger extends DurableObject<Bindings> {
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
     this.store = new SqlLedgerStore(ctx.storage);
-    this.core = new LedgerCore(this.store, freeLimitsFrom(env.FREE_MODEL_LIMITS));
+    this.core = new LedgerCore(
+      this.store,
+      freeLimitsFrom(env.FREE_MODEL_LIMITS),
+      leaseFrom(env.LEDGER_LEASE_MS),
+    );
     this.authority = this.store.authority();
     void ctx.blockConcurrencyWhile(async () => {
       this.alarmAt = await ctx.storage.getAlarm();

@@ -10,7 +10,7 @@ import {
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
-import { LEASE_MS, LedgerCore } from "../../src/billing/accounting";
+import { LEASE_MS, LedgerCore, leaseFrom } from "../../src/billing/accounting";
 import { type BlockReport, UNCLAIMED_BLOCK_MS } from "../../src/billing/blocks";
 import { dropIsolateState, ledgerFor } from "../../src/billing/ledger-client";
 import type { AdmitCommand } from "../../src/billing/ledger-types";
@@ -161,5 +161,40 @@ describe("an isolate that dies before it reports", () => {
     expect(after.keys[acct.apiKeyHash]!.usage.total).toBe(reported);
     expect(after.keys[acct.apiKeyHash]!.reserved).toEqual({ credits: 0, byok: 0 });
     expect(after.account).toMatchObject({ spent: reported, reserved: 0 });
+  });
+});
+
+describe("a shortened lease (LEDGER_LEASE_MS, for the kill tests)", () => {
+  it("only shortens: at least 1 s, and anything else keeps LEASE_MS", () => {
+    expect(leaseFrom("8000")).toBe(8_000);
+    expect(leaseFrom(undefined)).toBe(LEASE_MS);
+    for (const bad of ["", "abc", "999", "1500.5", String(LEASE_MS), String(LEASE_MS * 2), "-5000"])
+      expect(leaseFrom(bad)).toBe(LEASE_MS);
+  });
+
+  it("reclaims requests and unclaimed blocks after it, charging from the records", () => {
+    const store = new MemoryLedgerStore();
+    const ledger = new LedgerCore(store, LIMITS, 8_000);
+    ledger.setPurchased(1_000_000, T0);
+    const single = cmd();
+    expect(ledger.admit(single, T0)).toMatchObject({ ok: true });
+    const asker = cmd();
+    const reply = ledger.admitBatch(
+      [asker],
+      { settles: [], reports: [] },
+      { blockId: "b", sizeMicros: 10_000 },
+      T0,
+    );
+    expect(reply.block?.blockId).toBe("b");
+    // A video job names its own lease and keeps it.
+    const video = cmd({ leaseMs: 3 * 3_600_000 });
+    ledger.admit(video, T0);
+    expect(ledger.reclaim(T0 + 7_999)).toBe(0);
+    const recorded = new Map([
+      [single.generationId, { credits: 700, byok: 0 }],
+      ["b", { credits: 900, byok: 0 }],
+    ]);
+    expect(ledger.reclaim(T0 + 8_000, recorded)).toBe(2);
+    expect(ledger.account()).toMatchObject({ spent: 1_600, reserved: 1_000 });
   });
 });
