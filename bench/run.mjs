@@ -4,6 +4,7 @@
 // bench/results/<date>.json. Flags:
 //   --count            counting mode: D1 queries, Durable Object calls, upstream calls and waitUntils per request
 //   --profile          CPU profile of every isolate while each arm runs, the gateway's by source file
+//   --memory           workerd's resident memory before and after 10k gateway requests (after a warm-up)
 //   --quick            CI's keep-alive: timing and counting in one short pass (~1 min); figures mean little;
 //                      results go to the temp directory, not bench/results
 //   --rounds N, --seconds S, --only id,id   override the profile's rounds / seconds per phase; pick scenarios
@@ -19,10 +20,11 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startMockUpstream } from "./harness/mock-upstream.mjs";
-import { counting, profiling, startLoadProcess, timing } from "./harness/modes.mjs";
+import { counting, memory, profiling, startLoadProcess, timing } from "./harness/modes.mjs";
 import {
   countingDetail,
   countingTable,
+  memoryTable,
   profileDetail,
   profileTable,
   timingTable,
@@ -36,6 +38,7 @@ const { values: flags } = parseArgs({
     quick: { type: "boolean", default: false },
     count: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
+    memory: { type: "boolean", default: false },
     rounds: { type: "string" },
     seconds: { type: "string" },
     only: { type: "string" },
@@ -44,7 +47,16 @@ const { values: flags } = parseArgs({
   },
 });
 const profile = flags.quick
-  ? { rounds: 1, phaseMs: 1_000, warmupMs: 300, warmupRequests: 16, countRequests: 64, settleMs: 200 }
+  ? {
+      rounds: 1,
+      phaseMs: 1_000,
+      warmupMs: 300,
+      warmupRequests: 16,
+      countRequests: 64,
+      settleMs: 200,
+      memoryWarmup: 100,
+      memoryRequests: 500,
+    }
   : {
       rounds: 5,
       phaseMs: 8_000,
@@ -52,12 +64,18 @@ const profile = flags.quick
       warmupRequests: 200,
       countRequests: 2_000,
       settleMs: 1_500,
+      memoryWarmup: 20_000,
+      memoryRequests: 10_000,
     };
 if (flags.rounds) profile.rounds = Number(flags.rounds);
 if (flags.seconds) profile.phaseMs = Number(flags.seconds) * 1000;
 const modes = flags.quick
   ? ["timing", "counting"]
-  : [...(flags.count ? ["counting"] : []), ...(flags.profile ? ["profile"] : [])];
+  : [
+      ...(flags.count ? ["counting"] : []),
+      ...(flags.profile ? ["profile"] : []),
+      ...(flags.memory ? ["memory"] : []),
+    ];
 if (modes.length === 0) modes.push("timing");
 const only = flags.only?.split(",");
 const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.id));
@@ -127,6 +145,7 @@ const PRINT = {
   timing: (results) => timingTable(results),
   counting: (results) => `${countingTable(results)}\n\n${countingDetail(results)}`,
   profile: (results) => `${profileTable(results)}\n\n${profileDetail(results)}`,
+  memory: (results) => memoryTable(results),
 };
 
 const work = mkdtempSync(join(tmpdir(), "gateway-bench-"));
@@ -214,7 +233,9 @@ try {
           ? await counting({ ...args, countingUrl: workers.urls.counting, upstreamCount })
           : mode === "profile"
             ? await profiling({ ...args, inspector: workers.inspector, bundles: { gateway: gatewayBundle } })
-            : await timing(args);
+            : mode === "memory"
+              ? await memory(args)
+              : await timing(args);
       log(`${mode} ${s.id}: ${seconds(t)} s`);
       results.push({ ...base, ...(mode === "timing" ? { target: s.target } : {}), ...measured });
     }
@@ -227,7 +248,9 @@ try {
       upstream_ms: Number(flags["upstream-ms"]),
       ...(mode === "counting"
         ? { requests_per_scenario: profile.countRequests }
-        : { rounds: profile.rounds, phase_ms: profile.phaseMs, warmup_ms: profile.warmupMs }),
+        : mode === "memory"
+          ? { warmup_requests: profile.memoryWarmup, requests_per_scenario: profile.memoryRequests }
+          : { rounds: profile.rounds, phase_ms: profile.phaseMs, warmup_ms: profile.warmupMs }),
       machine: {
         cpus: cpus().length,
         loadavg_before: load0,

@@ -1,7 +1,8 @@
 // What the harness does with one scenario in each mode: timing (arms alternated over rounds), counting (the
 // counting gateway's tallies per request) and profiling (CPU profiles of every isolate while an arm runs).
 // Load comes from the load process (load-child.mjs), one phase at a time.
-import { fork } from "node:child_process";
+import { execFileSync, fork } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspectorTargets, profileWhile, summarizeProfile, writeProfile } from "./profile.mjs";
 import { figuresOf, perRequest } from "./report.mjs";
@@ -141,4 +142,48 @@ export async function profiling({ scenario, arms, load, profile, inspector, bund
     };
   }
   return { profile: out };
+}
+
+/** The workerd processes this run started (Miniflare's children), by pid. */
+function workerdPids() {
+  try {
+    return execFileSync("pgrep", ["-P", String(process.pid), "workerd"], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Resident memory of the run's workerd processes, MB (Linux /proc). */
+function workerdRssMb() {
+  let kb = 0;
+  for (const pid of workerdPids()) {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  }
+  return kb / 1024;
+}
+
+/**
+ * Memory growth of workerd over `memoryRequests` gateway requests after a warm-up (issue 11's target:
+ * <= 5 MB over 10k). RSS is read once background work has had time to finish; the passthrough arm is
+ * not loaded, so growth is the gateway's (and its simulators').
+ */
+export async function memory({ scenario, arms, load, profile }) {
+  if (workerdPids().length === 0) return { skipped: "no workerd process found (pgrep -P)" };
+  await load.run({ ...arms.gateway, amount: profile.memoryWarmup });
+  await new Promise((r) => setTimeout(r, profile.settleMs));
+  const before = workerdRssMb();
+  const phase = await load.run({ ...arms.gateway, amount: profile.memoryRequests });
+  await new Promise((r) => setTimeout(r, profile.settleMs));
+  const after = workerdRssMb();
+  void scenario;
+  return {
+    requests: phase.responses,
+    rss_before_mb: Number(before.toFixed(1)),
+    rss_after_mb: Number(after.toFixed(1)),
+    growth_mb: Number((after - before).toFixed(1)),
+  };
 }

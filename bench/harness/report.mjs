@@ -117,6 +117,24 @@ export function countingTable(results) {
   return lines.join("\n");
 }
 
+/** Issue 11's memory target: growth of workerd's resident memory over the requests, after a warm-up. */
+export function memoryTable(results) {
+  const lines = [
+    "| scenario | requests | workerd RSS before / after (MB) | growth | target |",
+    "|---|---|---|---|---|",
+  ];
+  for (const r of results) {
+    if (r.skipped) {
+      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | |`);
+      continue;
+    }
+    lines.push(
+      `| ${r.title} | ${r.requests} | ${r.rss_before_mb} / ${r.rss_after_mb} | ${r.growth_mb} MB | <= 5 MB over 10k |`,
+    );
+  }
+  return lines.join("\n");
+}
+
 export function countingDetail(results) {
   const out = [];
   for (const r of results) {
