@@ -161,7 +161,7 @@ export async function runChat(
   const streaming = body.stream === true;
 
   return runInference(
-    { env: c.env, auth, executionCtx: c.executionCtx, signal, requestId: c.get("requestId") },
+    { env: c.env, auth, executionCtx: c.executionCtx, signal, trace: c.get("trace") },
     {
       capability: "chat",
       route: {
