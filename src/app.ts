@@ -95,13 +95,12 @@ app.onError((err, c) => {
     const status = err.status as ContentfulStatusCode;
     return c.json({ ...errorEnvelope(status, err.message || "Bad request"), ...userId }, status);
   }
-  log("error", {
-    message: "unexpected error",
-    request_id: c.get("requestId"),
-    path: c.req.path,
-    error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-    stack: err instanceof Error ? err.stack : undefined,
-  });
+  // The detail goes into the request's one log line (lib/request-log.ts), never to the caller.
+  const trace = c.get("trace");
+  const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  const stack = err instanceof Error ? err.stack : undefined;
+  if (trace) Object.assign(trace, { error, stack });
+  else log("error", { message: "unexpected error", request_id: c.get("requestId"), error, stack });
   return c.json({ ...errorEnvelope(500, "Internal server error"), ...userId }, 500);
 });
 

@@ -15,6 +15,9 @@ export interface RequestTrace {
   costMicros?: number;
   /** Set when the answer failed after its status was sent (a stream cut off, a client that left). */
   errorType?: string;
+  /** An unexpected failure's text and stack (the caller saw only a generic 500). */
+  error?: string;
+  stack?: string;
   /** A streamed answer: the line is written once this settles (with the cost known). */
   ends?: Promise<unknown>;
 }
@@ -80,5 +83,7 @@ export function writeRequestLog(facts: RequestFacts, trace: RequestTrace): void 
     duration_ms: Date.now() - trace.start,
     cost_usd: trace.costMicros === undefined ? undefined : microsToUsd(trace.costMicros),
     error_type: trace.errorType ?? errorTypeOf(facts.status),
+    error: trace.error,
+    stack: trace.stack,
   });
 }
