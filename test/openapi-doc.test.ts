@@ -204,6 +204,9 @@ describe("the API reference page", () => {
     expect(html).toContain("<title>Edge model gateway API reference</title>");
     expect(html).toContain(`"url": "${API_PREFIX}/openapi.json"`);
     expect(html).toContain("createApiReference");
+    // "Try it" goes to the deployment that served the page first, then to the regional hostnames.
+    expect(html).toContain('"url": "http://gateway.test"');
+    expect(html).toContain('"url": "https://eu.gateway.example.com"');
   });
 });
 

@@ -4,6 +4,7 @@ import { z } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { AppEnv } from "../env";
 import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
+import { DOCUMENT_CONFIG } from "../lib/openapi-document";
 
 export const API_PREFIX = "/api/v1";
 export const DOCS_PATH = `${API_PREFIX}/docs`;
@@ -85,7 +86,15 @@ function index(url: string, region: string) {
   };
 }
 
-const reference = Scalar<AppEnv>({ url: DOCUMENT_PATH, pageTitle: "Edge model gateway API reference" });
+/** The page tries requests against the deployment that served it first (local runs included), then the regions. */
+const reference = Scalar<AppEnv>((c) => ({
+  url: DOCUMENT_PATH,
+  pageTitle: "Edge model gateway API reference",
+  servers: [
+    { url: new URL(c.req.url).origin, description: "This deployment" },
+    ...(DOCUMENT_CONFIG.servers ?? []),
+  ],
+}));
 
 /** `document` gives the generated OpenAPI document (built once per isolate by the caller). */
 export function metaRoutes(getDocument: () => unknown) {
