@@ -44,7 +44,7 @@ const DESCRIPTIONS: Record<number, string> = {
   429: "Rate limited: the key's abuse limit, the free-model limits, or every provider rate-limited the request",
   500: "Unexpected server error (logged with the request id)",
   502: "The provider returned an error",
-  503: "No provider is available for the request",
+  503: "No provider is available for the request, or the key's settings are being changed (retry after `Retry-After`)",
   524: "No provider answered in time",
   529: "The provider is overloaded",
 };
@@ -95,6 +95,7 @@ function errorHeaders(status: number) {
   if (status === 429)
     return headers("RequestId", "RetryAfter", "RateLimitLimit", "RateLimitRemaining", "RateLimitReset");
   if (status === 405) return headers("RequestId", "Allow");
+  if (status === 503) return headers("RequestId", "RetryAfter");
   return headers("RequestId");
 }
 

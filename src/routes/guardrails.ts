@@ -55,7 +55,7 @@ const createGuardrail = apiRoute(
     request: { body: jsonBody(CreateGuardrailBodySchema) },
     responses: { 201: jsonContent(data, "The new guardrail") },
   },
-  { also: [404] },
+  { also: [404, 409] },
 );
 
 const listRoute = apiRoute({

@@ -72,7 +72,7 @@ const submit = apiRoute(
       200: jsonContent(VideoJobSchema, "The accepted job, status pending"),
     },
   },
-  { also: [402, 404, 409] },
+  { also: [402, 404, 409, 503] },
 );
 
 const poll = apiRoute({
