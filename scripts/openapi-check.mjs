@@ -2,7 +2,7 @@
 // builds, run in workerd) and checks it: `redocly lint` (redocly.yaml) and @readme/openapi-parser's validate.
 // `--out FILE` keeps the document (default: a temporary file, removed after).
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs, promisify } from "node:util";
@@ -14,6 +14,14 @@ const root = new URL("..", import.meta.url).pathname;
 const { values } = parseArgs({ options: { out: { type: "string" } } });
 const dir = mkdtempSync(join(tmpdir(), "openapi-check-"));
 const file = values.out ? resolve(values.out) : join(dir, "openapi.json");
+
+/** wrangler.toml's compatibility date and flags (top level: the global deployment). */
+function compatibility() {
+  const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? "";
+  return { compatibilityDate: date, compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1]) };
+}
 
 async function servedDocument() {
   const outdir = join(dir, "bundle");
@@ -32,8 +40,7 @@ async function servedDocument() {
       modules: true,
       rootPath: outdir,
       scriptPath: join(outdir, module),
-      compatibilityDate: "2026-10-15",
-      compatibilityFlags: ["nodejs_compat"],
+      ...compatibility(),
       bindings: { REGION: "global" },
     }),
   );
