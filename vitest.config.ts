@@ -32,6 +32,8 @@ export default defineConfig(async () => {
       // test/fuzz: cases per operation and a fixed seed to replay a failure (npm run fuzz sets 100,000).
       provide: { FUZZ_RUNS: process.env.FUZZ_RUNS ?? "", FUZZ_SEED: process.env.FUZZ_SEED ?? "" },
       include: ["test/**/*.test.ts"],
+      // Each request's log line (src/lib/request-log.ts) would flood the output; tests that read logs spy on console.
+      onConsoleLog: (line: string) => !line.includes('"message":"request"'),
       // CI machines have two cores shared by workerd and the test runner; keep slow-but-correct tests green.
       testTimeout: 30_000,
       hookTimeout: 30_000,

@@ -1,10 +1,13 @@
-// The root app: request id, route guard, auth, region ingress, body rules, route mounts, errors, OpenAPI.
+// The root app: request id and log line, route guard, auth, region ingress, body rules, route mounts,
+// errors, the OpenAPI document and its reference page.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
 import { ApiError, errorEnvelope } from "./lib/errors";
+import { log } from "./lib/log";
 import { createRouter } from "./lib/openapi";
+import { documentOf, registerComponents } from "./lib/openapi-document";
 import { RouteTable } from "./lib/route-table";
 import { abuseProtection } from "./middleware/abuse";
 import { requireAuth } from "./middleware/auth";
@@ -19,14 +22,16 @@ import { generationsRoutes } from "./routes/generations";
 import { guardrailsRoutes } from "./routes/guardrails";
 import { keyRoutes } from "./routes/key";
 import { keysRoutes } from "./routes/keys";
+import { API_PREFIX, DOCS_PATH, DOCUMENT_PATH, metaRoutes } from "./routes/meta";
 import { modelsRoutes } from "./routes/models";
 import { presetsRoutes } from "./routes/presets";
 import { speechRoutes } from "./routes/speech";
 import { videosRoutes } from "./routes/videos";
 
-export const API_PREFIX = "/api/v1";
-/** Paths served without an API key. */
-const PUBLIC_PATHS = new Set([`${API_PREFIX}/openapi.json`]);
+export { API_PREFIX } from "./routes/meta";
+
+/** Paths under the API prefix served without an API key (`/` and `/health` are outside it). */
+const PUBLIC_PATHS = new Set([API_PREFIX, DOCUMENT_PATH, DOCS_PATH]);
 
 const api = createRouter()
   .route("/", keyRoutes)
@@ -71,12 +76,8 @@ app.use(`${API_PREFIX}/*`, async (c, next) => {
 });
 
 app.route(API_PREFIX, api);
-
-app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
-app.doc31(`${API_PREFIX}/openapi.json`, {
-  openapi: "3.1.0",
-  info: { title: "Edge model gateway", version: "1.0.0" },
-});
+app.route("/", metaRoutes(documentOf(app)));
+registerComponents(app.openAPIRegistry);
 
 app.notFound((c) => c.json(errorEnvelope(404, `No route for ${c.req.method} ${c.req.path}`), 404));
 
@@ -94,15 +95,12 @@ app.onError((err, c) => {
     const status = err.status as ContentfulStatusCode;
     return c.json({ ...errorEnvelope(status, err.message || "Bad request"), ...userId }, status);
   }
-  console.error(
-    JSON.stringify({
-      level: "error",
-      request_id: c.get("requestId"),
-      path: c.req.path,
-      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-      stack: err instanceof Error ? err.stack : undefined,
-    }),
-  );
+  // The detail goes into the request's one log line (lib/request-log.ts), never to the caller.
+  const trace = c.get("trace");
+  const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  const stack = err instanceof Error ? err.stack : undefined;
+  if (trace) Object.assign(trace, { error, stack });
+  else log("error", { message: "unexpected error", request_id: c.get("requestId"), error, stack });
   return c.json({ ...errorEnvelope(500, "Internal server error"), ...userId }, 500);
 });
 

@@ -1,6 +1,7 @@
 // Worker bindings and per-request context variables, typed once for the whole app.
 import type { DataRegion } from "../regions";
 import type { Ledger } from "./billing/ledger";
+import type { RequestTrace } from "./lib/request-log";
 import type { AuthContext } from "./middleware/auth";
 import type { VideoJob } from "./videos/job";
 
@@ -22,6 +23,8 @@ export interface Bindings {
 
 export interface Variables {
   requestId: string;
+  /** What the request did, for its log line and Server-Timing (lib/request-log.ts). */
+  trace: RequestTrace;
   auth: AuthContext;
 }
 

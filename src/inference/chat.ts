@@ -163,7 +163,7 @@ export async function runChat(
   const echoes = streaming && body.debug?.echo_upstream_body ? ([] as unknown[]) : undefined;
 
   return runInference(
-    { env: c.env, auth, executionCtx: c.executionCtx, signal, requestId: c.get("requestId") },
+    { env: c.env, auth, executionCtx: c.executionCtx, signal, trace: c.get("trace") },
     {
       capability: "chat",
       route: {

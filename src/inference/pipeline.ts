@@ -8,6 +8,7 @@ import type { Modality } from "../catalog/types";
 import type { Bindings } from "../env";
 import { finishGeneration, type GenerationRecord, type WaitUntil } from "../generations/record";
 import { ApiError } from "../lib/errors";
+import type { RequestTrace } from "../lib/request-log";
 import type { AuthContext } from "../middleware/auth";
 import { getAdapter, supports } from "../providers/registry";
 import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } from "../providers/types";
@@ -33,6 +34,8 @@ export interface InferenceIo {
   signal?: AbortSignal;
   /** Echoed as X-Request-Id on the answer (streamed ones included). */
   requestId?: string;
+  /** The request's trace: model, provider, upstream time and cost go into its log line and Server-Timing. */
+  trace?: RequestTrace;
 }
 
 /** What a route tells the pipeline about its request, before any attempt. */
@@ -170,6 +173,9 @@ export async function runInference<T, R extends Response = Response>(
     throw err;
   }
 
+  const trace = io.trace;
+  if (trace) traceAttempts(trace, plan.model, outcome.log);
+
   if (!outcome.ok) {
     executionCtx.waitUntil(
       finishGeneration(env, reservation, {
@@ -206,8 +212,13 @@ export async function runInference<T, R extends Response = Response>(
     );
     throw err;
   }
+  let done = answer.done;
+  if (trace) {
+    done = done.then((final) => traceFinal(trace, final));
+    trace.ends = done;
+  }
   executionCtx.waitUntil(
-    answer.done.then((final) =>
+    done.then((final) =>
       finishGeneration(env, reservation, {
         ...served,
         status: final.status ?? "completed",
@@ -223,6 +234,24 @@ export async function runInference<T, R extends Response = Response>(
 }
 
 const describe = (e: ApiError) => `${e.status}: ${e.message}`;
+
+/** Model, provider and upstream time of the attempts made (the last one is the one that served or failed last). */
+function traceAttempts(trace: RequestTrace, model: string, log: AttemptLog[]) {
+  let upstreamMs = 0;
+  for (const a of log) upstreamMs += a.duration_ms;
+  const last = log.at(-1);
+  trace.model = last?.model ?? model;
+  trace.provider = last?.provider;
+  trace.byok = last?.byok;
+  trace.upstreamMs = upstreamMs;
+}
+
+function traceFinal(trace: RequestTrace, final: Final): Final {
+  trace.costMicros = Math.max(0, Math.ceil(final.costMicros - 1e-9));
+  if (final.status === "cancelled") trace.errorType = "cancelled";
+  else if (final.status === "failed") trace.errorType = "stream_failed";
+  return final;
+}
 const logOf = (log: AttemptLog[]) => log as unknown as Array<Record<string, unknown>>;
 
 /**

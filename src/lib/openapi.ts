@@ -1,8 +1,10 @@
-// Routers share one validation hook, so every zod failure becomes a 400 envelope naming the field.
-import { OpenAPIHono, type z } from "@hono/zod-openapi";
+// Routers share one validation hook, so every zod failure becomes a 400 envelope naming the field;
+// routes are declared with `apiRoute`, which adds the shared error statuses and response headers.
+import { createRoute, OpenAPIHono, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { ErrorEnvelopeSchema } from "../schemas/common";
 import { badRequest } from "./errors";
+import { type OperationTraits, withSharedResponses } from "./openapi-responses";
 
 const TARGET_NAMES: Record<string, string> = {
   json: "body",
@@ -34,7 +36,21 @@ export function createRouter() {
   });
 }
 
-/** The error responses a route lists, each with the envelope schema. */
+/**
+ * `createRoute` with an `operationId` required, and the error statuses and headers the gateway's shared
+ * layers answer (lib/openapi-responses.ts) added to the route's own responses. Inference routes pass
+ * `{ inference: true }`; statuses only this route answers go in `also`.
+ */
+export function apiRoute<
+  P extends string,
+  R extends Omit<RouteConfig, "path"> & { path: P; operationId: string },
+>(config: R, traits: OperationTraits = {}) {
+  return createRoute({ ...config, responses: withSharedResponses(config, traits) }) as ReturnType<
+    typeof createRoute<P, R>
+  >;
+}
+
+/** Error responses with the envelope schema, for a route not declared with `apiRoute`. */
 export function errorResponses(...statuses: number[]) {
   return Object.fromEntries(
     statuses.map((s) => [

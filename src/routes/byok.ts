@@ -1,5 +1,5 @@
 // The BYOK API (management keys): list, create, read, update and delete upstream provider credentials.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getCatalog } from "../catalog/cache";
 import {
@@ -20,7 +20,7 @@ import { catalogProviders, normaliseModels } from "../guardrails/lists";
 import { invalidateByokCache } from "../inference/context";
 import { encryptByokKey, maskKey, resealedColumns } from "../lib/byok-crypto";
 import { badRequest, notFound } from "../lib/errors";
-import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
@@ -38,55 +38,61 @@ const managed = { ...common, middleware: requireManagementKey };
 const withBody = { ...common, middleware: [requireManagementKey, requireJsonBody] };
 const data = z.object({ data: ByokCredentialSchema });
 
-const listRoute = createRoute({
+const listRoute = apiRoute({
   ...managed,
   method: "get",
   path: "/byok",
+  operationId: "listBYOKKeys",
   summary: "List BYOK credentials of a workspace (default: the account's default workspace)",
   description: "Ordered by sort_order, then created_at. `limit` defaults to 50.",
   request: { query: ListByokQuerySchema },
   responses: {
     200: jsonContent(z.object({ data: z.array(ByokCredentialSchema), total_count: z.int() }), "Credentials"),
-    ...errorResponses(400, 401, 403, 404, 500),
   },
 });
 
-const createRouteDef = createRoute({
-  ...withBody,
-  method: "post",
-  path: "/byok",
-  summary: "Store an upstream provider key (encrypted at rest; never returned)",
-  request: { body: jsonBody(CreateByokBodySchema) },
-  responses: { 201: jsonContent(data, "The new credential"), ...errorResponses(400, 401, 403, 404, 500) },
-});
+const createRouteDef = apiRoute(
+  {
+    ...withBody,
+    method: "post",
+    path: "/byok",
+    operationId: "createBYOKKey",
+    summary: "Store an upstream provider key (encrypted at rest; never returned)",
+    request: { body: jsonBody(CreateByokBodySchema) },
+    responses: { 201: jsonContent(data, "The new credential") },
+  },
+  { also: [404] },
+);
 
-const getRoute = createRoute({
+const getRoute = apiRoute({
   ...managed,
   method: "get",
   path: "/byok/{id}",
+  operationId: "getBYOKKey",
   summary: "Get a BYOK credential",
   request: { params: ByokIdParamSchema },
-  responses: { 200: jsonContent(data, "The credential"), ...errorResponses(400, 401, 403, 404, 500) },
+  responses: { 200: jsonContent(data, "The credential") },
 });
 
-const updateRoute = createRoute({
+const updateRoute = apiRoute({
   ...withBody,
   method: "patch",
   path: "/byok/{id}",
+  operationId: "updateBYOKKey",
   summary: "Update a BYOK credential (send `key` to replace the stored key)",
   request: { params: ByokIdParamSchema, body: jsonBody(UpdateByokBodySchema) },
-  responses: { 200: jsonContent(data, "The updated credential"), ...errorResponses(400, 401, 403, 404, 500) },
+  responses: { 200: jsonContent(data, "The updated credential") },
 });
 
-const deleteRoute = createRoute({
+const deleteRoute = apiRoute({
   ...managed,
   method: "delete",
   path: "/byok/{id}",
+  operationId: "deleteBYOKKey",
   summary: "Delete a BYOK credential",
   request: { params: ByokIdParamSchema },
   responses: {
     200: jsonContent(z.object({ deleted: z.literal(true) }), "Deleted"),
-    ...errorResponses(400, 401, 403, 404, 500),
   },
 });
 

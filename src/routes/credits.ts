@@ -1,8 +1,8 @@
 // GET /credits: the account's total credits purchased and total credit usage (management keys, as in the SDK).
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { ledgerFor } from "../billing/ledger-client";
 import { microsToUsd } from "../lib/money";
-import { createRouter, errorResponses, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
 import { requireManagementKey } from "../middleware/auth";
 
 export const CreditsSchema = z
@@ -14,16 +14,16 @@ export const CreditsSchema = z
   })
   .openapi("Credits");
 
-const route = createRoute({
+const route = apiRoute({
   method: "get",
   path: "/credits",
+  operationId: "getCredits",
   tags: ["Credits"],
   summary: "Total credits purchased and used",
   security: [{ bearer: [] }],
   middleware: requireManagementKey,
   responses: {
     200: jsonContent(z.object({ data: CreditsSchema }), "Credits purchased and used"),
-    ...errorResponses(401, 403, 500),
   },
 });
 

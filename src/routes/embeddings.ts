@@ -1,10 +1,9 @@
 // POST /embeddings: content filters, routing with failover, one common response shape (float or base64).
-import { createRoute } from "@hono/zod-openapi";
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
 import { runInference } from "../inference/pipeline";
 import { microsToUsd } from "../lib/money";
-import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import type { EmbeddingsContentPart, EmbeddingsInput } from "../providers/types";
 import type { Requirement } from "../routing/filters";
 import {
@@ -13,18 +12,21 @@ import {
   EmbeddingsResponseSchema,
 } from "../schemas/embeddings";
 
-const createEmbeddings = createRoute({
-  method: "post",
-  path: "/embeddings",
-  tags: ["Embeddings"],
-  security: [{ bearer: [] }],
-  summary: "Create embeddings",
-  request: { body: jsonBody(EmbeddingsRequestSchema) },
-  responses: {
-    200: jsonContent(EmbeddingsResponseSchema, "One vector per input, in input order"),
-    ...errorResponses(400, 401, 402, 403, 404, 408, 413, 429, 500, 502, 503, 524, 529),
+const createEmbeddings = apiRoute(
+  {
+    method: "post",
+    path: "/embeddings",
+    operationId: "createEmbeddings",
+    tags: ["Embeddings"],
+    security: [{ bearer: [] }],
+    summary: "Create embeddings",
+    request: { body: jsonBody(EmbeddingsRequestSchema) },
+    responses: {
+      200: jsonContent(EmbeddingsResponseSchema, "One vector per input, in input order"),
+    },
   },
-});
+  { inference: true },
+);
 
 /** The request's inputs in the adapters' normalized form. */
 export function normalizeInput(input: EmbeddingsRequestBody["input"]): EmbeddingsInput {
@@ -137,7 +139,7 @@ export const embeddingsRoutes = createRouter().openapi(createEmbeddings, async (
 
   const base64 = body.encoding_format === "base64";
   return runInference(
-    { env: c.env, auth, executionCtx: c.executionCtx, signal: c.req.raw.signal },
+    { env: c.env, auth, executionCtx: c.executionCtx, signal: c.req.raw.signal, trace: c.get("trace") },
     {
       capability: "embeddings",
       route: {

@@ -1,13 +1,14 @@
 // GET /generation?id=: a generation's record (model, provider, tokens, cost, attempts) for the account that made it.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { findGeneration, generationToWire } from "../db/generations";
 import { notFound } from "../lib/errors";
-import { createRouter, errorResponses, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
 import { GenerationQuerySchema, GenerationSchema } from "../schemas/generations";
 
-const getGeneration = createRoute({
+const getGeneration = apiRoute({
   method: "get",
   path: "/generation",
+  operationId: "getGeneration",
   tags: ["Generations"],
   security: [{ bearer: [] }],
   summary: "Get a generation's record: model, provider, tokens, cost and every provider attempt",
@@ -16,7 +17,6 @@ const getGeneration = createRoute({
   request: { query: GenerationQuerySchema },
   responses: {
     200: jsonContent(z.object({ data: GenerationSchema }), "The generation"),
-    ...errorResponses(400, 401, 404, 500),
   },
 });
 

@@ -1,6 +1,6 @@
 // Guardrail assignments (management keys): bulk assign/unassign API keys and members, and list them.
 
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { authorityChanged } from "../billing/authority";
 import { getDb } from "../db/client";
@@ -17,7 +17,7 @@ import {
 } from "../db/guardrails";
 import type { AppEnv } from "../env";
 import { badRequest, notFound } from "../lib/errors";
-import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
 import {
@@ -35,59 +35,69 @@ const withBody = { ...common, middleware: [requireManagementKey, requireJsonBody
 
 const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), total_count: z.int() });
 
-const assignRoute = <B extends z.ZodType>(path: string, summary: string, body: B, count: string) =>
-  createRoute({
+const assignRoute = <B extends z.ZodType>(
+  path: string,
+  operationId: string,
+  summary: string,
+  body: B,
+  count: string,
+) =>
+  apiRoute({
     ...withBody,
     method: "post",
     path,
+    operationId,
     summary,
     request: { params: GuardrailIdParamSchema, body: jsonBody(body) },
-    responses: {
-      200: jsonContent(z.object({ [count]: z.int() }), summary),
-      ...errorResponses(400, 401, 403, 404, 500),
-    },
+    responses: { 200: jsonContent(z.object({ [count]: z.int() }), summary) },
   });
 
-const listOneRoute = <T extends z.ZodType>(path: string, summary: string, item: T) =>
-  createRoute({
+const listOneRoute = <T extends z.ZodType>(path: string, operationId: string, summary: string, item: T) =>
+  apiRoute({
     ...managed,
     method: "get",
     path,
+    operationId,
     summary,
     request: { params: GuardrailIdParamSchema, query: GuardrailPageQuerySchema },
-    responses: { 200: jsonContent(pageOf(item), "Assignments"), ...errorResponses(400, 401, 403, 404, 500) },
+    responses: { 200: jsonContent(pageOf(item), "Assignments") },
   });
 
-const listAllRoute = <T extends z.ZodType>(path: string, summary: string, item: T) =>
-  createRoute({
+const listAllRoute = <T extends z.ZodType>(path: string, operationId: string, summary: string, item: T) =>
+  apiRoute({
     ...managed,
     method: "get",
     path,
+    operationId,
     summary,
     request: { query: GuardrailPageQuerySchema },
-    responses: { 200: jsonContent(pageOf(item), "Assignments"), ...errorResponses(400, 401, 403, 500) },
+    responses: { 200: jsonContent(pageOf(item), "Assignments") },
   });
 
 const keyRoutes = {
   assign: assignRoute(
     "/guardrails/{id}/assignments/keys",
+    "bulkAssignKeysToGuardrail",
     "Assign API keys to a guardrail",
     KeyHashesBodySchema,
     "assigned_count",
   ),
   unassign: assignRoute(
     "/guardrails/{id}/assignments/keys/remove",
+    "bulkUnassignKeysFromGuardrail",
     "Unassign API keys from a guardrail",
     KeyHashesBodySchema,
     "unassigned_count",
   ),
   listOne: listOneRoute(
     "/guardrails/{id}/assignments/keys",
+    "listGuardrailKeyAssignments",
     "List a guardrail's key assignments",
     KeyAssignmentSchema,
   ),
   listAll: listAllRoute(
     "/guardrails/assignments/keys",
+    "listKeyAssignments",
     "List the key assignments of the account's guardrails",
     KeyAssignmentSchema,
   ),
@@ -95,23 +105,27 @@ const keyRoutes = {
 const memberRoutes = {
   assign: assignRoute(
     "/guardrails/{id}/assignments/members",
+    "bulkAssignMembersToGuardrail",
     "Assign members to a guardrail",
     MemberIdsBodySchema,
     "assigned_count",
   ),
   unassign: assignRoute(
     "/guardrails/{id}/assignments/members/remove",
+    "bulkUnassignMembersFromGuardrail",
     "Unassign members from a guardrail",
     MemberIdsBodySchema,
     "unassigned_count",
   ),
   listOne: listOneRoute(
     "/guardrails/{id}/assignments/members",
+    "listGuardrailMemberAssignments",
     "List a guardrail's member assignments",
     MemberAssignmentSchema,
   ),
   listAll: listAllRoute(
     "/guardrails/assignments/members",
+    "listMemberAssignments",
     "List the member assignments of the account's guardrails",
     MemberAssignmentSchema,
   ),

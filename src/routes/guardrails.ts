@@ -1,6 +1,6 @@
 // The guardrails API (management keys): create, list, read, update (or materialise the default), delete, assignments.
 
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { authorityChanged } from "../billing/authority";
 import { getCatalog } from "../catalog/cache";
@@ -20,7 +20,7 @@ import {
 import type { AppEnv } from "../env";
 import { normaliseModels, normaliseProviders } from "../guardrails/lists";
 import { badRequest, conflict, notFound } from "../lib/errors";
-import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
@@ -45,59 +45,67 @@ const ifMatch = z.object({
   }),
 });
 
-const createGuardrail = createRoute({
-  ...withBody,
-  method: "post",
-  path: "/guardrails",
-  summary: "Create a guardrail",
-  request: { body: jsonBody(CreateGuardrailBodySchema) },
-  responses: { 201: jsonContent(data, "The new guardrail"), ...errorResponses(400, 401, 403, 404, 500) },
-});
+const createGuardrail = apiRoute(
+  {
+    ...withBody,
+    method: "post",
+    path: "/guardrails",
+    operationId: "createGuardrail",
+    summary: "Create a guardrail",
+    request: { body: jsonBody(CreateGuardrailBodySchema) },
+    responses: { 201: jsonContent(data, "The new guardrail") },
+  },
+  { also: [404, 409] },
+);
 
-const listRoute = createRoute({
+const listRoute = apiRoute({
   ...managed,
   method: "get",
   path: "/guardrails",
+  operationId: "listGuardrails",
   summary: "List the account's guardrails, newest first",
   request: { query: ListGuardrailsQuerySchema },
   responses: {
     200: jsonContent(z.object({ data: z.array(GuardrailSchema), total_count: z.int() }), "Guardrails"),
-    ...errorResponses(400, 401, 403, 404, 500),
   },
 });
 
-const getRoute = createRoute({
+const getRoute = apiRoute({
   ...managed,
   method: "get",
   path: "/guardrails/{id}",
+  operationId: "getGuardrail",
   summary: "Get a guardrail",
   request: { params: GuardrailIdParamSchema },
-  responses: { 200: jsonContent(data, "The guardrail"), ...errorResponses(400, 401, 403, 404, 500) },
+  responses: { 200: jsonContent(data, "The guardrail") },
 });
 
-const updateRoute = createRoute({
-  ...withBody,
-  method: "patch",
-  path: "/guardrails/{id}",
-  summary: "Update a guardrail, or materialise the workspace default guardrail",
-  description:
-    "Omitted fields stay; null clears; collections are replaced. `enforce_zdr` fills each enforce_zdr_* field the body omits.",
-  request: { params: GuardrailIdParamSchema, headers: ifMatch, body: jsonBody(UpdateGuardrailBodySchema) },
-  responses: {
-    200: jsonContent(data, "The updated guardrail"),
-    ...errorResponses(400, 401, 403, 404, 409, 500),
+const updateRoute = apiRoute(
+  {
+    ...withBody,
+    method: "patch",
+    path: "/guardrails/{id}",
+    operationId: "updateGuardrail",
+    summary: "Update a guardrail, or materialise the workspace default guardrail",
+    description:
+      "Omitted fields stay; null clears; collections are replaced. `enforce_zdr` fills each enforce_zdr_* field the body omits.",
+    request: { params: GuardrailIdParamSchema, headers: ifMatch, body: jsonBody(UpdateGuardrailBodySchema) },
+    responses: {
+      200: jsonContent(data, "The updated guardrail"),
+    },
   },
-});
+  { also: [409] },
+);
 
-const deleteRoute = createRoute({
+const deleteRoute = apiRoute({
   ...managed,
   method: "delete",
   path: "/guardrails/{id}",
+  operationId: "deleteGuardrail",
   summary: "Delete a guardrail and its assignments",
   request: { params: GuardrailIdParamSchema },
   responses: {
     200: jsonContent(z.object({ deleted: z.literal(true) }), "Deleted"),
-    ...errorResponses(400, 401, 403, 404, 500),
   },
 });
 

@@ -1,19 +1,19 @@
 // GET /key: information on the API key that authenticated the request.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { readLedgerStatus } from "../billing/usage";
 import { capWire, usageWire } from "../db/api-keys";
-import { createRouter, errorResponses, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
 import { CurrentKeySchema } from "../schemas/keys";
 
-const route = createRoute({
+const route = apiRoute({
   method: "get",
   path: "/key",
+  operationId: "getCurrentKey",
   tags: ["API keys"],
   summary: "Current API key information",
   security: [{ bearer: [] }],
   responses: {
     200: jsonContent(z.object({ data: CurrentKeySchema }), "The key's settings, usage and limits"),
-    ...errorResponses(401, 500),
   },
 });
 

@@ -1,6 +1,6 @@
 // The keys API (management keys): create, list, read, update and delete API keys of the account.
 
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { DATA_REGIONS } from "../../regions";
 import { authorityChanged } from "../billing/authority";
@@ -11,7 +11,7 @@ import { findAccountWorkspace } from "../db/guardrails";
 import { newApiKey } from "../lib/api-keys";
 import { badRequest, notFound } from "../lib/errors";
 import { usdToMicros } from "../lib/money";
-import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso, toIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import {
@@ -25,63 +25,66 @@ import {
 const { apiKeys, workspaces, users, guardrailKeyAssignments } = tables;
 const common = { tags: ["API keys"], security: [{ bearer: [] }], middleware: requireManagementKey };
 
-const createKey = createRoute({
-  ...common,
-  method: "post",
-  path: "/keys",
-  summary: "Create an API key (the plaintext key is returned only here)",
-  request: { body: jsonBody(CreateKeyBodySchema) },
-  responses: {
-    201: jsonContent(z.object({ data: ApiKeySchema, key: z.string() }), "The new key"),
-    ...errorResponses(400, 401, 403, 404, 500),
+const createKey = apiRoute(
+  {
+    ...common,
+    method: "post",
+    path: "/keys",
+    operationId: "createKeys",
+    summary: "Create an API key (the plaintext key is returned only here)",
+    request: { body: jsonBody(CreateKeyBodySchema) },
+    responses: {
+      201: jsonContent(z.object({ data: ApiKeySchema, key: z.string() }), "The new key"),
+    },
   },
-});
+  { also: [404] },
+);
 
-const listKeys = createRoute({
+const listKeys = apiRoute({
   ...common,
   method: "get",
   path: "/keys",
+  operationId: "list",
   summary: "List the account's API keys",
   request: { query: ListKeysQuerySchema },
   responses: {
     200: jsonContent(z.object({ data: z.array(ApiKeySchema) }), "Keys, newest first, 100 per page"),
-    ...errorResponses(400, 401, 403, 500),
   },
 });
 
-const getKey = createRoute({
+const getKey = apiRoute({
   ...common,
   method: "get",
   path: "/keys/{hash}",
+  operationId: "getKey",
   summary: "Get an API key by hash",
   request: { params: KeyHashParamSchema },
   responses: {
     200: jsonContent(z.object({ data: ApiKeySchema }), "The key"),
-    ...errorResponses(400, 401, 403, 404, 500),
   },
 });
 
-const updateKey = createRoute({
+const updateKey = apiRoute({
   ...common,
   method: "patch",
   path: "/keys/{hash}",
+  operationId: "updateKeys",
   summary: "Update an API key",
   request: { params: KeyHashParamSchema, body: jsonBody(UpdateKeyBodySchema) },
   responses: {
     200: jsonContent(z.object({ data: ApiKeySchema }), "The updated key"),
-    ...errorResponses(400, 401, 403, 404, 500),
   },
 });
 
-const deleteKey = createRoute({
+const deleteKey = apiRoute({
   ...common,
   method: "delete",
   path: "/keys/{hash}",
+  operationId: "deleteKeys",
   summary: "Delete an API key",
   request: { params: KeyHashParamSchema },
   responses: {
     200: jsonContent(z.object({ deleted: z.literal(true) }), "Deleted"),
-    ...errorResponses(400, 401, 403, 404, 500),
   },
 });
 

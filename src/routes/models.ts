@@ -1,8 +1,8 @@
 // Model discovery from the catalog: GET /models, GET /embeddings/models, GET /videos/models.
-import { createRoute, type z } from "@hono/zod-openapi";
+import type { z } from "@hono/zod-openapi";
 import { getCatalog } from "../catalog/cache";
 import type { CatalogEndpointEntry, CatalogModelEntry } from "../catalog/types";
-import { createRouter, errorResponses, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
 import {
   type ModelSchema,
   ModelsListSchema,
@@ -12,23 +12,26 @@ import {
 
 const common = { method: "get" as const, tags: ["Models"], security: [{ bearer: [] }] };
 
-const listModels = createRoute({
+const listModels = apiRoute({
   ...common,
   path: "/models",
+  operationId: "getModels",
   summary: "List every model in the catalog (chat, embeddings, speech, video)",
-  responses: { 200: jsonContent(ModelsListSchema, "Models"), ...errorResponses(401, 500) },
+  responses: { 200: jsonContent(ModelsListSchema, "Models") },
 });
-const listEmbeddingsModels = createRoute({
+const listEmbeddingsModels = apiRoute({
   ...common,
   path: "/embeddings/models",
+  operationId: "listEmbeddingsModels",
   summary: "List embeddings models",
-  responses: { 200: jsonContent(ModelsListSchema, "Embeddings models"), ...errorResponses(401, 500) },
+  responses: { 200: jsonContent(ModelsListSchema, "Embeddings models") },
 });
-const listVideoModels = createRoute({
+const listVideoModels = apiRoute({
   ...common,
   path: "/videos/models",
+  operationId: "listVideosModels",
   summary: "List video generation models",
-  responses: { 200: jsonContent(VideoModelsListSchema, "Video models"), ...errorResponses(401, 500) },
+  responses: { 200: jsonContent(VideoModelsListSchema, "Video models") },
 });
 
 /** Micro-dollars per unit as USD per unit, without float noise (0.02 -> "0.00000002"). */

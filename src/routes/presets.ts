@@ -1,5 +1,5 @@
 // The presets API: create a preset (or its next version) from a responses or chat body, and read presets and versions.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getDb } from "../db/client";
 import {
@@ -15,7 +15,7 @@ import {
 } from "../db/presets";
 import type { AppEnv } from "../env";
 import { badRequest, notFound } from "../lib/errors";
-import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
@@ -33,87 +33,93 @@ import { presetConfigOf, ResponsesRequestSchema } from "../schemas/responses-req
 
 const common = { tags: ["Presets"], security: [{ bearer: [] }] };
 
-const createFromResponses = createRoute({
-  ...common,
-  method: "post",
-  path: "/presets/{slug}/responses",
-  summary: "Create a preset, or a new designated version of it, from a responses request body",
-  description:
-    "Management key required. Only the fields that belong to a preset config persist; `instructions` becomes the system prompt; `input`, `stream`, `messages` and other fields are ignored.",
-  middleware: [requireManagementKey, requireJsonBody] as const,
-  request: { params: PresetSlugParamSchema, body: jsonBody(ResponsesRequestSchema) },
-  responses: {
-    200: jsonContent(
-      z.object({ data: PresetWithVersionSchema }),
-      "The preset with its new designated version",
-    ),
-    ...errorResponses(400, 401, 403, 404, 409, 500),
+const createFromResponses = apiRoute(
+  {
+    ...common,
+    method: "post",
+    path: "/presets/{slug}/responses",
+    operationId: "createPresetsResponses",
+    summary: "Create a preset, or a new designated version of it, from a responses request body",
+    description:
+      "Management key required. Only the fields that belong to a preset config persist; `instructions` becomes the system prompt; `input`, `stream`, `messages` and other fields are ignored.",
+    middleware: [requireManagementKey, requireJsonBody] as const,
+    request: { params: PresetSlugParamSchema, body: jsonBody(ResponsesRequestSchema) },
+    responses: {
+      200: jsonContent(
+        z.object({ data: PresetWithVersionSchema }),
+        "The preset with its new designated version",
+      ),
+    },
   },
-});
+  { also: [409] },
+);
 
-const createFromChat = createRoute({
-  ...common,
-  method: "post",
-  path: "/presets/{slug}/chat/completions",
-  summary: "Create a preset, or a new designated version of it, from a chat completions request body",
-  description:
-    "Management key required. Only the fields that belong to a preset config persist; the system and developer messages become the system prompt; other messages, `stream` and other per-request fields are ignored.",
-  middleware: [requireManagementKey, requireJsonBody] as const,
-  request: { params: PresetSlugParamSchema, body: jsonBody(PresetChatRequestSchema) },
-  responses: {
-    200: jsonContent(
-      z.object({ data: PresetWithVersionSchema }),
-      "The preset with its new designated version",
-    ),
-    ...errorResponses(400, 401, 403, 404, 409, 500),
+const createFromChat = apiRoute(
+  {
+    ...common,
+    method: "post",
+    path: "/presets/{slug}/chat/completions",
+    operationId: "createPresetsChatCompletions",
+    summary: "Create a preset, or a new designated version of it, from a chat completions request body",
+    description:
+      "Management key required. Only the fields that belong to a preset config persist; the system and developer messages become the system prompt; other messages, `stream` and other per-request fields are ignored.",
+    middleware: [requireManagementKey, requireJsonBody] as const,
+    request: { params: PresetSlugParamSchema, body: jsonBody(PresetChatRequestSchema) },
+    responses: {
+      200: jsonContent(
+        z.object({ data: PresetWithVersionSchema }),
+        "The preset with its new designated version",
+      ),
+    },
   },
-});
+  { also: [409] },
+);
 
-const list = createRoute({
+const list = apiRoute({
   ...common,
   method: "get",
   path: "/presets",
+  operationId: "listPresets",
   summary: "List the workspace's presets, newest first",
   request: { query: PresetPageQuerySchema },
   responses: {
     200: jsonContent(z.object({ data: z.array(PresetSchema), total_count: z.int() }), "Presets"),
-    ...errorResponses(400, 401, 500),
   },
 });
 
-const get = createRoute({
+const get = apiRoute({
   ...common,
   method: "get",
   path: "/presets/{slug}",
+  operationId: "getPreset",
   summary: "Get a preset with its designated version",
   request: { params: PresetSlugParamSchema },
   responses: {
     200: jsonContent(z.object({ data: PresetWithVersionSchema }), "The preset"),
-    ...errorResponses(400, 401, 404, 500),
   },
 });
 
-const listVersions = createRoute({
+const listVersions = apiRoute({
   ...common,
   method: "get",
   path: "/presets/{slug}/versions",
+  operationId: "listPresetVersions",
   summary: "List a preset's versions, newest first",
   request: { params: PresetSlugParamSchema, query: PresetPageQuerySchema },
   responses: {
     200: jsonContent(z.object({ data: z.array(PresetVersionSchema), total_count: z.int() }), "Versions"),
-    ...errorResponses(400, 401, 404, 500),
   },
 });
 
-const getVersion = createRoute({
+const getVersion = apiRoute({
   ...common,
   method: "get",
   path: "/presets/{slug}/versions/{version}",
+  operationId: "getPresetVersion",
   summary: "Get one version of a preset",
   request: { params: PresetVersionParamSchema },
   responses: {
     200: jsonContent(z.object({ data: PresetVersionSchema }), "The version"),
-    ...errorResponses(400, 401, 404, 500),
   },
 });
 

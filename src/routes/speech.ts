@@ -1,9 +1,9 @@
 // POST /audio/speech on the inference pipeline: fail over before the first byte, then pipe the upstream audio through.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
 import { runInference } from "../inference/pipeline";
-import { createRouter, errorResponses, jsonBody } from "../lib/openapi";
+import { apiRoute, createRouter, jsonBody } from "../lib/openapi";
 import { supports } from "../providers/registry";
 import type { SpeechRequest as AdapterSpeechRequest } from "../providers/types";
 import type { Requirement } from "../routing/filters";
@@ -11,21 +11,24 @@ import { SPEECH_CONTENT_TYPES, type SpeechRequest, SpeechRequestSchema } from ".
 
 const binary = (type: string) => ({ [type]: { schema: z.string().openapi({ format: "binary" }) } });
 
-const createSpeech = createRoute({
-  method: "post",
-  path: "/audio/speech",
-  tags: ["Text-to-speech"],
-  security: [{ bearer: [] }],
-  summary: "Synthesize speech (streamed)",
-  request: { body: jsonBody(SpeechRequestSchema) },
-  responses: {
-    200: {
-      description: "Raw audio as the provider produces it: MP3, or 16-bit little-endian PCM",
-      content: { ...binary("audio/mpeg"), ...binary("audio/pcm") },
+const createSpeech = apiRoute(
+  {
+    method: "post",
+    path: "/audio/speech",
+    operationId: "createAudioSpeech",
+    tags: ["Text-to-speech"],
+    security: [{ bearer: [] }],
+    summary: "Synthesize speech (streamed)",
+    request: { body: jsonBody(SpeechRequestSchema) },
+    responses: {
+      200: {
+        description: "Raw audio as the provider produces it: MP3, or 16-bit little-endian PCM",
+        content: { ...binary("audio/mpeg"), ...binary("audio/pcm") },
+      },
     },
-    ...errorResponses(400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 524, 529),
   },
-});
+  { inference: true },
+);
 
 const hard = (param: string, fits: (e: CatalogEndpointEntry) => boolean): Requirement => ({
   param,
@@ -88,7 +91,7 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
   const signal = c.req.raw.signal;
 
   return runInference(
-    { env: c.env, auth, executionCtx: c.executionCtx, signal },
+    { env: c.env, auth, executionCtx: c.executionCtx, signal, trace: c.get("trace") },
     {
       capability: "speech",
       route: { modality: "speech", model: body.model, requirements: speechRequirements(body) },

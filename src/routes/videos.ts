@@ -1,10 +1,10 @@
 // Video generation routes: submit, poll, content, cancel, and the workspace's webhook settings.
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { ApiError, conflict, notFound } from "../lib/errors";
-import { createRouter, errorResponses, jsonBody, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { type AuthContext, requireManagementKey } from "../middleware/auth";
 import { toUpstreamError, withoutSecrets } from "../providers/errors";
 import {
@@ -26,92 +26,102 @@ import { ROTATION_GRACE_MS, rotateWorkspaceSecret } from "../webhooks/secrets";
 const common = { tags: ["Video generation"], security: [{ bearer: [] }] };
 const managed = { tags: ["Video generation"], security: [{ bearer: [] }], middleware: requireManagementKey };
 
-const getWebhook = createRoute({
+const getWebhook = apiRoute({
   ...managed,
   method: "get",
   path: "/videos/webhook",
+  operationId: "getVideoWebhook",
   summary: "The workspace's default completion webhook",
   responses: {
     200: jsonContent(z.object({ data: WebhookSettingsSchema }), "Settings"),
-    ...errorResponses(401, 403, 500),
   },
 });
 
-const putWebhook = createRoute({
+const putWebhook = apiRoute({
   ...managed,
   method: "put",
   path: "/videos/webhook",
+  operationId: "updateVideoWebhook",
   summary: "Set or clear the workspace's default completion webhook URL",
   request: { body: jsonBody(UpdateWebhookSettingsSchema) },
   responses: {
     200: jsonContent(z.object({ data: WebhookSettingsSchema }), "Settings"),
-    ...errorResponses(400, 401, 403, 500),
   },
 });
 
-const rotateSecret = createRoute({
+const rotateSecret = apiRoute({
   ...managed,
   method: "post",
   path: "/videos/webhook/secret",
+  operationId: "rotateVideoWebhookSecret",
   summary: "Create or rotate the webhook signing secret (shown only in this response)",
   responses: {
     200: jsonContent(z.object({ data: RotatedSecretSchema }), "The new secret"),
-    ...errorResponses(401, 403, 500),
   },
 });
 
-const submit = createRoute({
-  ...common,
-  method: "post",
-  path: "/videos",
-  summary: "Submit a video generation job",
-  request: { body: jsonBody(VideoRequestSchema), headers: IdempotencyHeaderSchema },
-  responses: {
-    200: jsonContent(VideoJobSchema, "The accepted job, status pending"),
-    ...errorResponses(400, 401, 402, 403, 404, 409, 413, 429, 500),
+const submit = apiRoute(
+  {
+    ...common,
+    method: "post",
+    path: "/videos",
+    operationId: "createVideos",
+    summary: "Submit a video generation job",
+    request: { body: jsonBody(VideoRequestSchema), headers: IdempotencyHeaderSchema },
+    responses: {
+      200: jsonContent(VideoJobSchema, "The accepted job, status pending"),
+    },
   },
-});
+  { also: [402, 404, 409, 503] },
+);
 
-const poll = createRoute({
+const poll = apiRoute({
   ...common,
   method: "get",
   path: "/videos/{id}",
+  operationId: "getVideos",
   summary: "Poll a video job",
   request: { params: VideoIdParamSchema },
-  responses: { 200: jsonContent(VideoJobSchema, "The job"), ...errorResponses(400, 401, 404, 500) },
+  responses: { 200: jsonContent(VideoJobSchema, "The job") },
 });
 
-const content = createRoute({
-  ...common,
-  method: "get",
-  path: "/videos/{id}/content",
-  summary: "Stream the finished video",
-  request: { params: VideoIdParamSchema, query: ContentQuerySchema },
-  responses: {
-    200: {
-      description: "The video",
-      content: { "video/mp4": { schema: z.string().openapi({ format: "binary" }) } },
+const content = apiRoute(
+  {
+    ...common,
+    method: "get",
+    path: "/videos/{id}/content",
+    operationId: "listVideosContent",
+    summary: "Stream the finished video",
+    request: { params: VideoIdParamSchema, query: ContentQuerySchema },
+    responses: {
+      200: {
+        description: "The video",
+        content: { "video/mp4": { schema: z.string().openapi({ format: "binary" }) } },
+      },
     },
-    ...errorResponses(400, 401, 404, 409, 500, 502),
   },
-});
+  { also: [409, 502] },
+);
 
-const cancel = createRoute({
-  ...common,
-  method: "post",
-  path: "/videos/{id}/cancel",
-  summary: "Cancel an unfinished video job (its reservation is released)",
-  // The body is optional but still validated (before the handler runs): a malformed request must
-  // be answered 400 without cancelling anything.
-  request: {
-    params: VideoIdParamSchema,
-    body: { required: false, content: { "application/json": { schema: CancelBodySchema } } },
+const cancel = apiRoute(
+  {
+    ...common,
+    method: "post",
+    path: "/videos/{id}/cancel",
+    operationId: "cancelVideos",
+    summary: "Cancel an unfinished video job (its reservation is released)",
+    // The body is optional but still validated (before the handler runs): a malformed request must
+    // be answered 400 without cancelling anything.
+    request: {
+      params: VideoIdParamSchema,
+      body: { required: false, content: { "application/json": { schema: CancelBodySchema } } },
+    },
+    responses: {
+      200: jsonContent(VideoJobSchema, "The cancelled job"),
+    },
   },
-  responses: {
-    200: jsonContent(VideoJobSchema, "The cancelled job"),
-    ...errorResponses(400, 401, 404, 409, 500),
-  },
-});
+  { also: [409] },
+);
 
 async function webhookSettings(d1: D1Database, workspaceId: string) {
   const row = await getDb(d1)

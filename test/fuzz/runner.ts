@@ -60,7 +60,7 @@ export async function fuzzOperation(
   const baseline = await readRows(fx);
   const background = new Background();
   const statuses = new Map<number, number>();
-  /** Statuses the operation answered that its document does not list (reported, not failed). */
+  /** Statuses the operation answered that its document does not list (the suite fails on any). */
   const undocumented = new Set<number>();
   let sinceSnapshot = 0;
   let snapshots = 0;

@@ -1,0 +1,11 @@
+// The one logger: each line is one JSON object (Workers Logs indexes its fields). Callers pass ids,
+// hashes' prefixes, counts and error text already free of secrets; never keys, prompts or outputs.
+
+export type LogLevel = "info" | "warn" | "error";
+
+export function log(level: LogLevel, fields: Record<string, unknown>): void {
+  const line = JSON.stringify({ level, ...fields });
+  if (level === "error") console.error(line);
+  else if (level === "warn") console.warn(line);
+  else console.log(line);
+}
