@@ -21,6 +21,7 @@ import { keyRoutes } from "./routes/key";
 import { keysRoutes } from "./routes/keys";
 import { modelsRoutes } from "./routes/models";
 import { presetsRoutes } from "./routes/presets";
+import { responsesRoutes } from "./routes/responses";
 import { speechRoutes } from "./routes/speech";
 import { videosRoutes } from "./routes/videos";
 
@@ -35,6 +36,7 @@ const api = createRouter()
   .route("/", guardrailsRoutes)
   .route("/", byokRoutes)
   .route("/", chatRoutes)
+  .route("/", responsesRoutes)
   .route("/", embeddingsRoutes)
   .route("/", generationsRoutes)
   .route("/", speechRoutes)
