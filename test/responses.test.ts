@@ -415,6 +415,52 @@ describe("failures and limits", () => {
   });
 });
 
+describe("errors before the first byte and the document", () => {
+  it("503 from every provider, and 402 without credits, answer the error envelope; the SDK streams a failed response", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const down = await call("/responses", {
+      key: acct.apiKey,
+      method: "POST",
+      body: { model: "sandbox/chat-503", input: "hi" },
+    });
+    expect(down.status).toBe(503);
+    await errorOf(down);
+    const broke = await createAccount();
+    const poor = await call("/responses", {
+      key: broke.apiKey,
+      method: "POST",
+      body: { model: "sandbox/chat-echo", input: "hi", stream: true },
+    });
+    expect(poor.status).toBe(402);
+    await errorOf(poor);
+
+    const t = tracked();
+    const stream = (await sdkFor(acct.apiKey, undefined, t.fetch).responses.send({
+      responsesRequest: { model: "sandbox/chat-error-after-3", input: "one two three four", stream: true },
+    })) as unknown as AsyncIterable<{ type: string; response?: { status: string; errorType?: string } }>;
+    let last: { type: string; response?: { status: string; errorType?: string } } | undefined;
+    for await (const e of stream) last = e;
+    expect(last).toMatchObject({
+      type: "response.failed",
+      response: { status: "failed", errorType: "server" },
+    });
+  });
+
+  it("is createResponses in the document, with the very request schema of POST /presets/{slug}/responses", async () => {
+    type Op = { operationId?: string; requestBody: { content: { "application/json": { schema: unknown } } } };
+    const doc = (await (await call("/openapi.json")).json()) as { paths: Record<string, { post: Op }> };
+    const own = doc.paths["/api/v1/responses"]!.post;
+    const preset = doc.paths["/api/v1/presets/{slug}/responses"]!.post;
+    expect(own.operationId).toBe("createResponses");
+    expect(own.requestBody.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/ResponsesRequest",
+    });
+    expect(preset.requestBody.content["application/json"].schema).toEqual(
+      own.requestBody.content["application/json"].schema,
+    );
+  });
+});
+
 describe("presets on POST /responses", () => {
   const sse =
     'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\n' +
