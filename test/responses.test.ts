@@ -522,6 +522,29 @@ describe("presets on POST /responses", () => {
     }
   });
 
+  it("a preset made from a chat body: its system prompt and chat-only max_tokens reach the provider", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `chat-${crypto.randomUUID().slice(0, 8)}`;
+    const made = await call(`/presets/${slug}/chat/completions`, {
+      key: acct.managementKey,
+      method: "POST",
+      body: { model: "sandbox/chat-echo", max_tokens: 4, messages: [{ role: "system", content: "Sys" }] },
+    });
+    expect(made.status).toBe(200);
+    const { res } = await send(acct.apiKey, {
+      preset: slug,
+      input: "Hello there gateway",
+      stream: true,
+      debug: { echo_upstream_body: true },
+    });
+    const events = (await eventsOf(res)).slice(0, -1) as Event[];
+    const echo = (events[0] as Event & { debug: { echo_upstream_body: Record<string, unknown> } }).debug
+      .echo_upstream_body;
+    expect(echo).toMatchObject({ model: "chat-echo", max_tokens: 4 });
+    expect((echo.messages as unknown[])[0]).toEqual({ role: "system", content: "Sys" });
+    expect(events.at(-1)!.type).toBe("response.incomplete");
+  });
+
   it("naming two presets is a 400; an unknown preset a 404", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const two = await call("/responses", {
