@@ -2,7 +2,8 @@
 // -> the response object and its events (stream and JSON agree), and reasoning replayed byte for byte.
 import { describe, expect, it } from "vitest";
 import { type ChatMeta, Folded } from "../../src/inference/chat-stream";
-import { responseBody, responsesStream } from "../../src/inference/formats/responses";
+import { responsesStream } from "../../src/inference/formats/responses";
+import { responseBody } from "../../src/inference/formats/responses-object";
 import { responsesToChat } from "../../src/inference/formats/responses-request";
 import { anthropicAdapter } from "../../src/providers/anthropic";
 import { anthropicBody } from "../../src/providers/anthropic/request";
