@@ -38,7 +38,7 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
   const asyncNames = asyncToolNames(req);
   let seq = 0;
   const output: Json[] = [];
-  const callIds = new Map<number, Current & { kind: "function" }>();
+  const calls = new Map<number, Current & { kind: "function" }>();
   let current: Current | null = null;
   const event = (type: string, fields: Json) =>
     `data: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}\n\n`;
@@ -222,7 +222,7 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
     call: NonNullable<ChatChunk["choices"][number]["delta"]["tool_calls"]>[number],
   ): string => {
     let frames = "";
-    let c = callIds.get(call.index);
+    let c = calls.get(call.index);
     if (!c) {
       frames += close("completed");
       const name = call.function?.name ?? "";
@@ -237,7 +237,7 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
       };
       const index = open(item);
       c = { kind: "function", index, toolIndex: call.index, item };
-      callIds.set(call.index, c);
+      calls.set(call.index, c);
       current = c;
       frames += added(index);
     } else if (call.function?.name) {
