@@ -25,6 +25,7 @@ import { keysRoutes } from "./routes/keys";
 import { API_PREFIX, DOCS_PATH, DOCUMENT_PATH, metaRoutes } from "./routes/meta";
 import { modelsRoutes } from "./routes/models";
 import { presetsRoutes } from "./routes/presets";
+import { responsesRoutes } from "./routes/responses";
 import { speechRoutes } from "./routes/speech";
 import { videosRoutes } from "./routes/videos";
 
@@ -40,6 +41,7 @@ const api = createRouter()
   .route("/", guardrailsRoutes)
   .route("/", byokRoutes)
   .route("/", chatRoutes)
+  .route("/", responsesRoutes)
   .route("/", embeddingsRoutes)
   .route("/", generationsRoutes)
   .route("/", speechRoutes)

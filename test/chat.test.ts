@@ -427,3 +427,32 @@ describe("money", () => {
     expect(Math.round(key.data.usage * 1_000_000)).toBe(reported);
   });
 });
+
+describe("streams the format writes nothing for", () => {
+  it("a usage-only upstream chunk (choices: []) does not stall the stream: usage and [DONE] follow", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await addByok(acct, "openai", "sk-user-openai-key");
+    const sse =
+      'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\n' +
+      'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n' +
+      'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1-mini","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}\n\n' +
+      "data: [DONE]\n\n";
+    const upstream = mockUpstream({
+      "POST api.openai.com/v1/chat/completions": () =>
+        new Response(sse, { headers: { "Content-Type": "text/event-stream" } }),
+    });
+    try {
+      const { res, settled } = await post("/chat/completions", acct.apiKey, {
+        model: "openai/gpt-4.1-mini",
+        messages: hi,
+        stream: true,
+      });
+      const data = await events(res);
+      expect(data.at(-1)).toBe("[DONE]");
+      expect(JSON.parse(data.at(-2)!)).toMatchObject({ usage: { prompt_tokens: 9, completion_tokens: 1 } });
+      await settled();
+    } finally {
+      upstream.restore();
+    }
+  });
+});

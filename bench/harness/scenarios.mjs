@@ -181,4 +181,23 @@ export const SCENARIOS = [
     status: 200,
     target: { ratio: 0.8, addedTtfbP50Ms: 1 },
   },
+  {
+    id: "responses-stream-c32",
+    title: "responses, streamed, 32 concurrent (passthrough: chat completions)",
+    figure: "stream",
+    concurrency: 32,
+    optional: true,
+    model: chatModel,
+    gateway: {
+      path: "/api/v1/responses",
+      key: "valid",
+      body: { model: "bench/chat", stream: true, input: TEXT },
+    },
+    passthrough: {
+      path: "/v1/chat/completions",
+      body: { model: "bench-chat", stream: true, messages: [{ role: "user", content: TEXT }] },
+    },
+    status: 200,
+    target: { ratio: 0.8, addedTtfbP50Ms: 1 },
+  },
 ];

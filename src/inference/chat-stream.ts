@@ -10,7 +10,7 @@ import type { Answer, Final } from "./pipeline";
 
 /** A comment line while waiting on the upstream: well under the common 100 s idle timeouts of proxies. */
 export const KEEPALIVE_MS = 15_000;
-const KEEPALIVE = ": OPENROUTER PROCESSING\n\n";
+export const KEEPALIVE = ": OPENROUTER PROCESSING\n\n";
 
 /** An upstream stream whose first event was read inside the attempt (so failover could still happen). */
 export interface OpenedChat {
@@ -273,6 +273,7 @@ export function sseAnswer(
   const encoder = new TextEncoder();
   const send = (controller: ReadableStreamDefaultController<Uint8Array>, frames: string) => {
     if (frames) controller.enqueue(encoder.encode(frames));
+    return frames !== "";
   };
   const folded = new Folded();
   let settle!: (final: Final) => void;
@@ -294,13 +295,14 @@ export function sseAnswer(
 
   const emitChunk = (controller: ReadableStreamDefaultController<Uint8Array>, chunk: ChatChunk) => {
     folded.add(chunk);
-    send(controller, format.chunk(chunk, folded));
+    return send(controller, format.chunk(chunk, folded));
   };
   const end = (controller: ReadableStreamDefaultController<Uint8Array>) => {
     const { usage } = folded.finalUsage(meta.promptEstimate);
     send(controller, format.end(folded, usage));
     controller.close();
     finish("completed", folded.usage ? null : "the provider's stream ended without usage; usage estimated");
+    return true;
   };
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, err: unknown) => {
     opened.abort.abort(err);
@@ -308,6 +310,38 @@ export function sseAnswer(
     send(controller, format.fail(error, folded));
     controller.close();
     finish("failed", `${error.code}: ${error.message}`);
+    return true;
+  };
+
+  /** Reads and writes the next upstream event; false when the format wrote nothing for it. */
+  const step = async (controller: ReadableStreamDefaultController<Uint8Array>): Promise<boolean> => {
+    if (!sentFirst) {
+      sentFirst = true;
+      if (opened.first.done) return end(controller);
+      return emitChunk(controller, opened.first.value);
+    }
+    pending ??= opened.iterator.next();
+    let next: IteratorResult<ChatChunk> | "tick";
+    try {
+      next = await Promise.race([pending, ticker.next()]);
+    } catch (err) {
+      pending = null;
+      return fail(controller, err);
+    }
+    if (next === "tick") {
+      if (pastDeadline(Date.now(), lastEventAt, startedAt)) {
+        pending.catch(() => {});
+        return fail(
+          controller,
+          new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" }),
+        );
+      }
+      return send(controller, format.keepalive);
+    }
+    pending = null;
+    lastEventAt = Date.now();
+    if (next.done) return end(controller);
+    return emitChunk(controller, next.value);
   };
 
   const body = new ReadableStream<Uint8Array>({
@@ -315,35 +349,9 @@ export function sseAnswer(
       send(controller, format.open());
     },
     async pull(controller) {
-      if (!sentFirst) {
-        sentFirst = true;
-        if (opened.first.done) return end(controller);
-        emitChunk(controller, opened.first.value);
-        return;
-      }
-      pending ??= opened.iterator.next();
-      let next: IteratorResult<ChatChunk> | "tick";
-      try {
-        next = await Promise.race([pending, ticker.next()]);
-      } catch (err) {
-        pending = null;
-        return fail(controller, err);
-      }
-      if (next === "tick") {
-        if (pastDeadline(Date.now(), lastEventAt, startedAt)) {
-          pending.catch(() => {});
-          return fail(
-            controller,
-            new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" }),
-          );
-        }
-        send(controller, format.keepalive);
-        return;
-      }
-      pending = null;
-      lastEventAt = Date.now();
-      if (next.done) return end(controller);
-      emitChunk(controller, next.value);
+      // A chunk the format writes nothing for (a bare finish or usage chunk) must not stall the stream:
+      // a pull that enqueues nothing is not called again, so read on until something is sent.
+      while (!(await step(controller))) {}
     },
     cancel(reason) {
       // The client left: stop the upstream; the generation is cancelled and billed for what it produced.

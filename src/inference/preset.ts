@@ -1,5 +1,6 @@
 // Presets on inference routes: on every route `model: "@preset/<slug>"` supplies the routing fields the
-// request leaves unset; on chat the whole config and the system prompt apply (applyChatPreset).
+// request leaves unset; on chat and responses the whole config and the system prompt apply
+// (applyChatPreset, applyResponsesPreset).
 import { getDb } from "../db/client";
 import { presetRefOf, presetSlugOf, type ResolvedPreset, resolvePreset } from "../db/presets";
 import type { Bindings } from "../env";
@@ -9,6 +10,11 @@ import type { RouteRequest } from "../routing/plan";
 import { ProviderPreferencesSchema } from "../routing/preferences";
 import { type ChatRequestBody, ChatRequestSchema } from "../schemas/chat";
 import { CHAT_PRESET_CONFIG_FIELDS, hasInstructions } from "../schemas/chat-preset";
+import {
+  PRESET_CONFIG_FIELDS,
+  type ResponsesRequest,
+  ResponsesRequestSchema,
+} from "../schemas/responses-request";
 
 type RoutingFields = Pick<RouteRequest, "model" | "models" | "provider">;
 
@@ -47,6 +53,30 @@ async function presetOf(env: Bindings, auth: AuthContext, slug: string): Promise
   return preset;
 }
 
+/** The preset a request names (`preset`, or a model `@preset/<slug>` / `<model>@preset/<slug>`), if any. */
+async function namedPreset(
+  env: Bindings,
+  auth: AuthContext,
+  presetField: string | undefined,
+  model: string | undefined,
+): Promise<{ preset: ResolvedPreset; slug: string; model: string | undefined } | null> {
+  const ref = presetRefOf(model);
+  if (presetField !== undefined && ref) {
+    throw badRequest(`Name one preset: both preset '${presetField}' and model '${model}' were sent`);
+  }
+  const slug = presetField ?? ref?.slug;
+  if (slug === undefined) return null;
+  // With `preset`, the request's model is its own; with a model reference, only a model named before it.
+  const own = presetField !== undefined ? model : (ref?.model ?? undefined);
+  return { preset: await presetOf(env, auth, slug), slug, model: own };
+}
+
+const cannotUse = (slug: string, preset: ResolvedPreset, field: string, api: string) =>
+  badRequest(`Preset '${slug}' (version ${preset.version}) has a \`${field}\` ${api} cannot use`);
+
+const namesNoModel = (slug: string, preset: ResolvedPreset) =>
+  badRequest(`Preset '${slug}' (version ${preset.version}) names no model`);
+
 /**
  * A chat request under the preset it names (`model: "@preset/<slug>"`, `model: "<model>@preset/<slug>"`,
  * or `preset: "<slug>"`), as the preset's designated version would send it. A shallow merge where the
@@ -63,37 +93,85 @@ export async function applyChatPreset(
   auth: AuthContext,
   body: ChatRequestBody,
 ): Promise<ChatRequestBody> {
-  const ref = presetRefOf(body.model);
-  if (body.preset !== undefined && ref) {
-    throw badRequest(`Name one preset: both preset '${body.preset}' and model '${body.model}' were sent`);
-  }
-  const slug = body.preset ?? ref?.slug;
-  if (slug === undefined) return body;
-  const preset = await presetOf(env, auth, slug);
+  const named = await namedPreset(env, auth, body.preset, body.model);
+  if (!named) return body;
+  const { preset, slug } = named;
   const stored: Record<string, unknown> = { ...preset.config };
   if (stored.max_tokens === undefined && stored.max_completion_tokens === undefined) {
     stored.max_tokens = stored.max_output_tokens;
   }
 
-  const merged: Record<string, unknown> = { ...body, preset: undefined };
-  const requestModel = body.preset !== undefined ? body.model : (ref?.model ?? undefined);
-  merged.model = requestModel;
+  const merged: Record<string, unknown> = { ...body, preset: undefined, model: named.model };
   for (const field of CHAT_PRESET_CONFIG_FIELDS) {
     const value = stored[field];
     if (merged[field] !== undefined || value === undefined) continue;
     const parsed = ChatRequestSchema.shape[field].safeParse(value);
-    if (!parsed.success) {
-      throw badRequest(
-        `Preset '${slug}' (version ${preset.version}) has a \`${field}\` chat completions cannot use`,
-      );
-    }
+    if (!parsed.success) throw cannotUse(slug, preset, field, "chat completions");
     merged[field] = parsed.data;
   }
   if (merged.model == null && !(merged.models as unknown[] | undefined)?.length) {
-    throw badRequest(`Preset '${slug}' (version ${preset.version}) names no model`);
+    throw namesNoModel(slug, preset);
   }
   if (preset.systemPrompt != null && !hasInstructions(body.messages)) {
     merged.messages = [{ role: "system", content: preset.systemPrompt }, ...body.messages];
   }
   return merged as ChatRequestBody;
 }
+
+/** A responses request under its preset, and what a preset made from a chat body adds in chat's own names. */
+export interface ResponsesUnderPreset {
+  body: ResponsesRequest;
+  /** Chat fields of the preset (a chat-made preset's `stop`, `seed`, `max_tokens`, chat-shaped `tools`, ...): they fill what the translated request leaves undefined. */
+  chatDefaults: Partial<ChatRequestBody>;
+}
+
+/**
+ * A responses request under the preset it names (`preset: "<slug>"` or `model: "@preset/<slug>"`), with
+ * the same shallow merge as chat, the request winning field by field (an explicit null included). The
+ * preset's system prompt becomes `instructions` when the request sends none. A preset made from a chat
+ * body stores chat names: those the responses shape cannot take but chat can (its `stop`, `seed`,
+ * `max_tokens`, chat-style `tools`, ...) are handed back to fill the translated chat request; a value
+ * neither shape takes is a 400 naming the preset.
+ */
+export async function applyResponsesPreset(
+  env: Bindings,
+  auth: AuthContext,
+  body: ResponsesRequest,
+): Promise<ResponsesUnderPreset> {
+  const named = await namedPreset(env, auth, body.preset, body.model);
+  if (!named) return { body, chatDefaults: {} };
+  const { preset, slug } = named;
+  const merged: Record<string, unknown> = { ...body, preset: undefined, model: named.model };
+  const chatDefaults: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(preset.config as Record<string, unknown>)) {
+    if (value === undefined) continue;
+    if (isResponsesField(field)) {
+      if (merged[field] !== undefined) continue;
+      const parsed = ResponsesRequestSchema.shape[field].safeParse(value);
+      if (parsed.success) {
+        merged[field] = parsed.data;
+        continue;
+      }
+    }
+    if (isChatField(field)) {
+      const parsed = ChatRequestSchema.shape[field].safeParse(value);
+      if (parsed.success) {
+        chatDefaults[field] = parsed.data;
+        continue;
+      }
+    }
+    if (isResponsesField(field) || isChatField(field)) throw cannotUse(slug, preset, field, "responses");
+  }
+  if (merged.model == null && !(merged.models as unknown[] | undefined)?.length) {
+    throw namesNoModel(slug, preset);
+  }
+  if (body.instructions === undefined && preset.systemPrompt != null) {
+    merged.instructions = preset.systemPrompt;
+  }
+  return { body: merged as ResponsesRequest, chatDefaults: chatDefaults as Partial<ChatRequestBody> };
+}
+
+const isResponsesField = (f: string): f is (typeof PRESET_CONFIG_FIELDS)[number] =>
+  (PRESET_CONFIG_FIELDS as readonly string[]).includes(f);
+const isChatField = (f: string): f is (typeof CHAT_PRESET_CONFIG_FIELDS)[number] =>
+  (CHAT_PRESET_CONFIG_FIELDS as readonly string[]).includes(f);

@@ -65,6 +65,11 @@ export const ResponsesRequestSchema = z
   .object({
     model: z.string().min(1).optional(),
     models: z.array(z.string().min(1)).optional().openapi({ description: "Fallback models, in order" }),
+    preset: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({ description: "Apply this preset (inference only; never persisted in a preset)" }),
     input: InputSchema.optional(),
     instructions: z.string().nullable().optional(),
     max_output_tokens: z.int().min(1).nullable().optional(),

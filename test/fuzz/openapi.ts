@@ -61,7 +61,13 @@ export interface OpenApiDocument {
 
 const OUTSIDE_THE_API = new Set(["/", "/health"]);
 
-const INFERENCE_PATHS = new Set(["/chat/completions", "/embeddings", "/audio/speech", "/videos"]);
+const INFERENCE_PATHS = new Set([
+  "/chat/completions",
+  "/responses",
+  "/embeddings",
+  "/audio/speech",
+  "/videos",
+]);
 
 export async function loadDocument(): Promise<OpenApiDocument> {
   const res = await call("/openapi.json");
