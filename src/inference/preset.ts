@@ -2,7 +2,7 @@
 // request leaves unset; on chat and responses the whole config and the system prompt apply
 // (applyChatPreset, applyResponsesPreset).
 import { getDb } from "../db/client";
-import { presetRefOf, presetSlugOf, type ResolvedPreset, resolvePreset } from "../db/presets";
+import { presetRefOf, type ResolvedPreset, resolvePreset } from "../db/presets";
 import type { Bindings } from "../env";
 import { badRequest, notFound } from "../lib/errors";
 import type { AuthContext } from "../middleware/auth";
@@ -19,18 +19,21 @@ import {
 type RoutingFields = Pick<RouteRequest, "model" | "models" | "provider">;
 
 /**
- * A preset holds a responses-style config; on embeddings, speech and video only its routing fields apply:
- * `model` (always the preset's), and `models` and `provider` where the request sends none.
+ * A preset holds a responses-style config; on embeddings, speech and video only its routing fields apply
+ * (`model: "@preset/<slug>"` or `"<model>@preset/<slug>"`): `model` is the one named before the preset,
+ * else the preset's; `models` and `provider` come from the preset where the request sends none.
  */
 export async function applyModelPreset<T extends RoutingFields>(
   env: Bindings,
   auth: AuthContext,
   route: T,
 ): Promise<T> {
-  const slug = presetSlugOf(route.model);
-  if (!slug) return route;
+  const ref = presetRefOf(route.model);
+  if (!ref) return route;
+  const { slug } = ref;
   const preset = await presetOf(env, auth, slug);
-  const { model, models, provider } = preset.config;
+  const { models, provider } = preset.config;
+  const model = ref.model ?? preset.config.model;
   if (typeof model !== "string" || model.length === 0) {
     throw badRequest(`Preset '${slug}' (version ${preset.version}) names no model`);
   }

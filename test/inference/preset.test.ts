@@ -60,6 +60,43 @@ describe("presets in inference", () => {
     }
   });
 
+  it("<model>@preset/<slug>: the model named before the preset wins, the preset's fallbacks and preferences apply", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `emb-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(acct.managementKey, slug, {
+      model: "sandbox/embed-small",
+      models: ["sandbox/embed-small"],
+      provider: { allow_fallbacks: true },
+    });
+    // The named model always fails; the preset's fallback model serves it.
+    const res = await call("/embeddings", {
+      key: acct.apiKey,
+      method: "POST",
+      body: { model: `sandbox/embed-always-503@preset/${slug}`, input: "hello" },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { model: string }).model).toBe("sandbox/embed-small");
+    const gen = await call(`/generation?id=${res.headers.get("x-generation-id")}`, { key: acct.apiKey });
+    const attempts = (
+      (await gen.json()) as { data: { provider_responses: Array<{ status: number | null }> } }
+    ).data.provider_responses;
+    // First the request's own model (503), then the preset's fallback.
+    expect(attempts.map((a) => a.status)).toEqual([503, 200]);
+  });
+
+  it("<model>@preset/<slug> names a model even when the preset names none", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `emb-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(acct.managementKey, slug, { temperature: 0.2 });
+    const res = await call("/embeddings", {
+      key: acct.apiKey,
+      method: "POST",
+      body: { model: `sandbox/embed-small@preset/${slug}`, input: "x" },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { model: string }).model).toBe("sandbox/embed-small");
+  });
+
   it("answers 400 for a preset that names no model", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const slug = `emb-${crypto.randomUUID().slice(0, 8)}`;
