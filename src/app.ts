@@ -11,9 +11,11 @@ import { requireAuth } from "./middleware/auth";
 import { jsonBody } from "./middleware/body";
 import { enforceRegion } from "./middleware/region";
 import { requestId } from "./middleware/request-id";
+import { activityRoutes } from "./routes/activity";
 import { byokRoutes } from "./routes/byok";
 import { chatRoutes } from "./routes/chat";
 import { creditsRoutes } from "./routes/credits";
+import { discoveryRoutes } from "./routes/discovery";
 import { embeddingsRoutes } from "./routes/embeddings";
 import { generationsRoutes } from "./routes/generations";
 import { guardrailsRoutes } from "./routes/guardrails";
@@ -37,9 +39,11 @@ const api = createRouter()
   .route("/", chatRoutes)
   .route("/", embeddingsRoutes)
   .route("/", generationsRoutes)
+  .route("/", activityRoutes)
   .route("/", speechRoutes)
   // Before videos: GET /videos/models must not be taken for GET /videos/{id}.
   .route("/", modelsRoutes)
+  .route("/", discoveryRoutes)
   .route("/", videosRoutes)
   .route("/", creditsRoutes);
 
