@@ -14,6 +14,7 @@ import { requestId } from "./middleware/request-id";
 import { activityRoutes } from "./routes/activity";
 import { byokRoutes } from "./routes/byok";
 import { chatRoutes } from "./routes/chat";
+import { consoleRoutes } from "./routes/console";
 import { creditsRoutes } from "./routes/credits";
 import { discoveryRoutes } from "./routes/discovery";
 import { embeddingsRoutes } from "./routes/embeddings";
@@ -75,6 +76,7 @@ app.use(`${API_PREFIX}/*`, async (c, next) => {
 });
 
 app.route(API_PREFIX, api);
+app.route("/", consoleRoutes);
 
 app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
 app.doc31(`${API_PREFIX}/openapi.json`, {
