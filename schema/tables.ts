@@ -38,6 +38,27 @@ export const creditGrants = sqliteTable(
   (t) => [index("credit_grants_account").on(t.accountId)],
 );
 
+/**
+ * What operators did through the admin CLI (scripts/admin.mjs), append-only: credits added with their
+ * reason, accounts created, management keys created or revoked. Never holds a key, only its hash.
+ */
+export const adminAudit = sqliteTable(
+  "admin_audit",
+  {
+    id: text("id").primaryKey(),
+    action: text("action", {
+      enum: ["account.create", "credits.add", "management_key.create", "management_key.revoke"],
+    }).notNull(),
+    accountId: text("account_id").notNull(),
+    /** Who ran the command: the operator's login name as the CLI saw it. */
+    actor: text("actor").notNull(),
+    reason: text("reason"),
+    detail: json<Record<string, unknown>>("detail"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("admin_audit_account").on(t.accountId, t.createdAt)],
+);
+
 export const workspaces = sqliteTable(
   "workspaces",
   {
@@ -306,7 +327,12 @@ export const generations = sqliteTable(
     blockId: text("block_id"),
     createdAt: createdAt(),
   },
-  (t) => [index("generations_key").on(t.keyHash, t.createdAt), index("generations_block").on(t.blockId)],
+  (t) => [
+    index("generations_key").on(t.keyHash, t.createdAt),
+    index("generations_block").on(t.blockId),
+    // GET /activity and GET /generations read an account's records by time.
+    index("generations_account").on(t.accountId, t.createdAt),
+  ],
 );
 
 export const videoJobs = sqliteTable(

@@ -3,7 +3,16 @@
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { accountSql, applyMigrations, creditsSql, executeSql, keySql, newKey, quiet } from "./lib/d1.mjs";
+import {
+  accountSql,
+  applyMigrations,
+  creditsSql,
+  executeSql,
+  isUsableToken,
+  keySql,
+  newKey,
+  quiet,
+} from "./lib/d1.mjs";
 
 const region = process.argv[2] ?? "global";
 const record = JSON.parse(readFileSync(new URL(`../regions/${region}.json`, import.meta.url), "utf8"));
@@ -18,13 +27,35 @@ const DEV = {
   email: "dev@localhost",
 };
 
+/**
+ * The dev keys: DEV_MANAGEMENT_KEY / DEV_API_KEY when set, else the saved ones, else new ones. A key given
+ * here is checked as the gateway checks any bearer key (16 to 256 of [A-Za-z0-9._~+/=-]; the two must
+ * differ) before anything is seeded: a bad one stops `npm start` with exit code 2 instead of seeding a
+ * key no request could ever present.
+ */
 function devKeys() {
   const file = ".dev/keys.json";
   const saved = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
   const keys = {
-    managementKey: process.env.DEV_MANAGEMENT_KEY ?? saved.managementKey ?? newKey(),
-    apiKey: process.env.DEV_API_KEY ?? saved.apiKey ?? newKey(),
+    managementKey: process.env.DEV_MANAGEMENT_KEY || saved.managementKey || newKey(),
+    apiKey: process.env.DEV_API_KEY || saved.apiKey || newKey(),
   };
+  const problems = [
+    ["DEV_MANAGEMENT_KEY", keys.managementKey],
+    ["DEV_API_KEY", keys.apiKey],
+  ]
+    .filter(([, key]) => !isUsableToken(key))
+    .map(
+      ([name]) =>
+        `${name} must be 16 to 256 characters of A-Z a-z 0-9 . _ ~ + / = - (the gateway refuses any other key)`,
+    );
+  if (keys.managementKey === keys.apiKey) problems.push("DEV_MANAGEMENT_KEY and DEV_API_KEY must differ");
+  if (problems.length) {
+    console.error(
+      `Cannot seed the dev keys:\n  ${problems.join("\n  ")}\n(${file} holds the last ones used)`,
+    );
+    process.exit(2);
+  }
   mkdirSync(".dev", { recursive: true });
   writeFileSync(file, `${JSON.stringify(keys, null, 2)}\n`);
   return keys;
@@ -58,9 +89,9 @@ function resetStaleLocalD1() {
   writeFileSync(stamp, current);
 }
 
+const keys = devKeys();
 resetStaleLocalD1();
 applyMigrations();
-const keys = devKeys();
 executeSql([
   ...accountSql(DEV),
   creditsSql({ grantId: "grant_dev_initial", accountId: DEV.accountId, usd: 100, note: "dev seed" }),

@@ -14,9 +14,12 @@ import { requireAuth } from "./middleware/auth";
 import { jsonBody } from "./middleware/body";
 import { enforceRegion } from "./middleware/region";
 import { requestId } from "./middleware/request-id";
+import { activityRoutes } from "./routes/activity";
 import { byokRoutes } from "./routes/byok";
 import { chatRoutes } from "./routes/chat";
+import { consoleRoutes } from "./routes/console";
 import { creditsRoutes } from "./routes/credits";
+import { discoveryRoutes } from "./routes/discovery";
 import { embeddingsRoutes } from "./routes/embeddings";
 import { generationsRoutes } from "./routes/generations";
 import { guardrailsRoutes } from "./routes/guardrails";
@@ -44,9 +47,11 @@ const api = createRouter()
   .route("/", responsesRoutes)
   .route("/", embeddingsRoutes)
   .route("/", generationsRoutes)
+  .route("/", activityRoutes)
   .route("/", speechRoutes)
   // Before videos: GET /videos/models must not be taken for GET /videos/{id}.
   .route("/", modelsRoutes)
+  .route("/", discoveryRoutes)
   .route("/", videosRoutes)
   .route("/", creditsRoutes);
 
@@ -78,6 +83,7 @@ app.use(`${API_PREFIX}/*`, async (c, next) => {
 });
 
 app.route(API_PREFIX, api);
+app.route("/", consoleRoutes);
 app.route("/", metaRoutes(documentOf(app)));
 registerComponents(app.openAPIRegistry);
 

@@ -30,6 +30,23 @@ describe("signatures", () => {
     expect(() => new Webhook(newWebhookSecret()).verify(body, headers)).toThrow();
   });
 
+  it("are byte for byte what the replaced WebCrypto code signed", async () => {
+    const secret = newWebhookSecret();
+    const body = JSON.stringify({ type: "video.completed", data: { id: "gen-vid-1", note: "héllo" } });
+    const key = await crypto.subtle.importKey(
+      "raw",
+      Uint8Array.from(atob(secret.slice("whsec_".length)), (c) => c.charCodeAt(0)),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const mac = new Uint8Array(
+      await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`msg_fixed.1767225600.${body}`)),
+    );
+    const expected = `v1,${btoa(String.fromCharCode(...mac))}`;
+    expect(webhookHeaders([secret], "msg_fixed", 1767225600, body)["webhook-signature"]).toBe(expected);
+  });
+
   it("carry one signature per secret during a rotation, each verifying", async () => {
     const [a, b] = [newWebhookSecret(), newWebhookSecret()];
     const body = "{}";

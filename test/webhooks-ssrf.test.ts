@@ -110,6 +110,64 @@ describe("checkWebhookUrl", () => {
   });
 });
 
+/**
+ * The ranges the hand-written checker refused before ipaddr.js took over, at both ends, with the public
+ * addresses just outside them: the library must draw the same lines.
+ */
+const RANGE_EDGES: Array<[string, "blocked" | "allowed"]> = [
+  ...(
+    [
+      ["0.0.0.0", "0.255.255.255", null, "1.0.0.0"],
+      ["10.0.0.0", "10.255.255.255", "9.255.255.255", "11.0.0.0"],
+      ["100.64.0.0", "100.127.255.255", "100.63.255.255", "100.128.0.0"],
+      ["127.0.0.0", "127.255.255.255", "126.255.255.255", "128.0.0.0"],
+      ["169.254.0.0", "169.254.255.255", "169.253.255.255", "169.255.0.0"],
+      ["172.16.0.0", "172.31.255.255", "172.15.255.255", "172.32.0.0"],
+      ["192.0.0.0", "192.0.0.255", "191.255.255.255", "192.0.1.0"],
+      ["192.0.2.0", "192.0.2.255", "192.0.1.255", "192.0.3.0"],
+      ["192.88.99.0", "192.88.99.255", "192.88.98.255", "192.88.100.0"],
+      ["192.168.0.0", "192.168.255.255", "192.167.255.255", "192.169.0.0"],
+      ["198.18.0.0", "198.19.255.255", "198.17.255.255", "198.20.0.0"],
+      ["198.51.100.0", "198.51.100.255", "198.51.99.255", "198.51.101.0"],
+      ["203.0.113.0", "203.0.113.255", "203.0.112.255", "203.0.114.0"],
+      ["224.0.0.0", "255.255.255.255", "223.255.255.255", null],
+    ] as const
+  ).flatMap(([first, last, before, after]) => [
+    [first, "blocked"] as [string, "blocked"],
+    [last, "blocked"] as [string, "blocked"],
+    ...(before ? [[before, "allowed"] as [string, "allowed"]] : []),
+    ...(after ? [[after, "allowed"] as [string, "allowed"]] : []),
+  ]),
+  ["[::]", "blocked"],
+  ["[::1]", "blocked"],
+  ["[::2]", "blocked"], // IPv4-compatible ::/96
+  ["[::1:0:0]", "allowed"],
+  ["[::ffff:8.8.8.8]", "blocked"],
+  ["[::ffff:0:808:808]", "blocked"], // IPv4-translated
+  ["[64:ff9b::808:808]", "blocked"],
+  ["[100::1]", "blocked"],
+  ["[2001::1]", "blocked"],
+  ["[2001:1ff:ffff::1]", "blocked"],
+  ["[2001:200::1]", "allowed"],
+  ["[2001:db8::1]", "blocked"],
+  ["[2002:808:808::1]", "blocked"],
+  ["[fc00::1]", "blocked"],
+  ["[fdff:ffff::1]", "blocked"],
+  ["[fe80::1]", "blocked"],
+  ["[febf::1]", "blocked"],
+  ["[fec0::1]", "blocked"],
+  ["[ff02::1]", "blocked"],
+  ["[2606:4700::1111]", "allowed"],
+  ["[2a00:1450:4001::1]", "allowed"],
+];
+
+describe("address ranges (ipaddr.js draws the lines the hand-written checker drew)", () => {
+  it.each(RANGE_EDGES)("%s is %s", (host, expected) => {
+    const verdict = checkWebhookUrl(`https://${host}/hook`);
+    expect(verdict.ok ? "allowed" : "blocked").toBe(expected);
+  });
+});
+
 describe("delivery re-checks the URL", () => {
   it("records a refused attempt without any outbound request", async () => {
     const acct = await createAccount();

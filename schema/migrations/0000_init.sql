@@ -7,6 +7,17 @@ CREATE TABLE `accounts` (
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE `admin_audit` (
+	`id` text PRIMARY KEY NOT NULL,
+	`action` text NOT NULL,
+	`account_id` text NOT NULL,
+	`actor` text NOT NULL,
+	`reason` text,
+	`detail` text,
+	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `admin_audit_account` ON `admin_audit` (`account_id`,`created_at`);--> statement-breakpoint
 CREATE TABLE `api_keys` (
 	`hash` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -106,6 +117,7 @@ CREATE TABLE `generations` (
 --> statement-breakpoint
 CREATE INDEX `generations_key` ON `generations` (`key_hash`,`created_at`);--> statement-breakpoint
 CREATE INDEX `generations_block` ON `generations` (`block_id`);--> statement-breakpoint
+CREATE INDEX `generations_account` ON `generations` (`account_id`,`created_at`);--> statement-breakpoint
 CREATE TABLE `guardrail_key_assignments` (
 	`guardrail_id` text NOT NULL,
 	`key_hash` text NOT NULL,

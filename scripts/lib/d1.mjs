@@ -1,13 +1,20 @@
 // Runs SQL against the gateway's D1 database through wrangler: local state by default, remote with --remote.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
-// No telemetry, no prompts, and no fetch of the `Request.cf` placeholder from the internet.
+/** The checkout this script belongs to. */
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+// No telemetry, no prompts, and no fetch of the `Request.cf` placeholder from the internet. The dev
+// registry (how local workers find each other's Durable Objects) lives inside this checkout, so two
+// checkouts on one machine never bind each other's workers; an explicit WRANGLER_REGISTRY_PATH wins.
 export const quiet = {
   ...process.env,
+  WRANGLER_REGISTRY_PATH: process.env.WRANGLER_REGISTRY_PATH || join(ROOT, ".wrangler", "registry"),
   WRANGLER_SEND_METRICS: "false",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   CI: "true",
@@ -21,10 +28,71 @@ export function wrangler(args, { capture = false } = {}) {
   });
 }
 
-const target = (remote) => (remote ? "--remote" : "--local");
+/**
+ * `--remote`, or `--local` with wrangler's default state (.wrangler/state) unless GATEWAY_PERSIST_TO names
+ * another directory (the CLI tests use a fresh one, so they never touch a developer's local database).
+ */
+const target = (remote) => {
+  if (remote) return "--remote";
+  const dir = process.env.GATEWAY_PERSIST_TO;
+  return dir ? ["--local", "--persist-to", dir] : "--local";
+};
+
+/** Runs wrangler without blocking the event loop (so progress can be shown); rejects with its own words. */
+export function wranglerAsync(args) {
+  // wrangler's own entry point under this Node: npx would add seconds of package resolution per call.
+  const bin = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [bin, ...args.flat()],
+      { env: quiet, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => {
+        if (!error) return resolve(stdout);
+        reject(new WranglerError(wranglerMessage(`${stdout}\n${stderr}`) || error.message));
+      },
+    );
+  });
+}
+
+export class WranglerError extends Error {}
+
+/** The lines of wrangler's output that say what went wrong, without its banner and log noise. */
+function wranglerMessage(output) {
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(
+      (l) => l && !/^(⛅️|─|npm warn|\[wrangler|🌀|Resource location|Executing on|To execute on)/.test(l),
+    );
+  const error = lines.findIndex((l) => /ERROR|error/.test(l));
+  return (error >= 0 ? lines.slice(error, error + 3) : lines.slice(-3)).join(" ").replace(/^✘\s*/, "");
+}
+
+/** Runs statements in one wrangler call and returns each statement's rows. */
+export async function queryAsync(sql, { remote = false } = {}) {
+  const out = await wranglerAsync(["d1", "execute", "DB", target(remote), "--json", "--command", sql]);
+  return JSON.parse(out).map((r) => r.results ?? []);
+}
+
+/** Executes statements from a file (so quoting never matters), in one wrangler call. */
+export async function executeSqlAsync(statements, { remote = false } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "gateway-sql-"));
+  const file = join(dir, "statements.sql");
+  writeFileSync(file, `${statements.join(";\n")};\n`);
+  try {
+    await wranglerAsync(["d1", "execute", "DB", target(remote), "--file", file]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function applyMigrationsAsync({ remote = false } = {}) {
+  return wranglerAsync(["d1", "migrations", "apply", "DB", target(remote)]);
+}
 
 export function applyMigrations({ remote = false } = {}) {
-  wrangler(["d1", "migrations", "apply", "DB", target(remote)]);
+  wrangler(["d1", "migrations", "apply", "DB", target(remote)].flat());
 }
 
 /** Executes SQL statements (a file is used so quoting never matters). */
@@ -33,7 +101,7 @@ export function executeSql(statements, { remote = false } = {}) {
   const file = join(dir, "statements.sql");
   writeFileSync(file, `${statements.join(";\n")};\n`);
   try {
-    wrangler(["d1", "execute", "DB", target(remote), "--file", file], { capture: true });
+    wrangler(["d1", "execute", "DB", target(remote), "--file", file].flat(), { capture: true });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -41,7 +109,7 @@ export function executeSql(statements, { remote = false } = {}) {
 
 /** Runs one query and returns its rows. */
 export function query(sql, { remote = false } = {}) {
-  const out = wrangler(["d1", "execute", "DB", target(remote), "--json", "--command", sql], {
+  const out = wrangler(["d1", "execute", "DB", target(remote), "--json", "--command", sql].flat(), {
     capture: true,
   });
   return JSON.parse(out)[0]?.results ?? [];
@@ -51,6 +119,8 @@ export const q = (value) => (value == null ? "NULL" : `'${String(value).replaceA
 
 // Same format as src/lib/api-keys.ts: prefix + 64 hex characters, stored only as its SHA-256.
 export const API_KEY_PREFIX = "sk-gw-v1-";
+/** Whether the gateway would accept this as a bearer key at all (src/middleware/auth.ts TOKEN_PATTERN). */
+export const isUsableToken = (key) => /^[A-Za-z0-9._~+/=-]{16,256}$/.test(key);
 export const newKey = () => `${API_KEY_PREFIX}${randomBytes(32).toString("hex")}`;
 export const hashKey = (key) => createHash("sha256").update(key).digest("hex");
 export const maskKey = (key) => {

@@ -48,21 +48,14 @@ const union = <T>(
   return all.length ? [...new Set(all)] : null;
 };
 
-const OUTPUT: Record<CatalogModelEntry["modality"], string> = {
+export const OUTPUT: Record<CatalogModelEntry["modality"], string> = {
   embeddings: "embeddings",
   speech: "audio",
   video: "video",
   chat: "text",
 };
 
-const LISTING: Record<CatalogModelEntry["modality"], string> = {
-  embeddings: "/api/v1/embeddings/models",
-  speech: "/api/v1/models",
-  video: "/api/v1/videos/models",
-  chat: "/api/v1/models",
-};
-
-const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
+export const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
   embeddings: ["dimensions", "encoding_format", "input_type"],
   speech: ["voice", "response_format", "speed"],
   video: ["aspect_ratio", "resolution", "duration", "seed"],
@@ -87,7 +80,7 @@ const TOKENIZERS: Array<[RegExp, string]> = [
 
 const tokenizerOf = (slug: string) => TOKENIZERS.find(([pattern]) => pattern.test(slug))?.[1] ?? "Other";
 
-function architectureOf(m: CatalogModelEntry): z.infer<typeof ModelSchema>["architecture"] {
+export function architectureOf(m: CatalogModelEntry): z.infer<typeof ModelSchema>["architecture"] {
   const output = OUTPUT[m.modality];
   if (m.modality !== "chat") {
     return {
@@ -109,7 +102,7 @@ function architectureOf(m: CatalogModelEntry): z.infer<typeof ModelSchema>["arch
  * USD-per-unit strings of the first endpoint (the default route). Chat lists per-token prices as OpenRouter
  * does; embeddings price the input token and speech the character. Undefined keys drop out of the JSON.
  */
-function pricingOf(
+export function pricingOf(
   m: CatalogModelEntry,
   first: CatalogEndpointEntry,
 ): z.infer<typeof ModelSchema>["pricing"] {
@@ -135,7 +128,7 @@ function identityOf(m: CatalogModelEntry) {
   };
 }
 
-function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
+export function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
   const first = m.endpoints[0]!;
   return {
     ...identityOf(m),
@@ -151,8 +144,7 @@ function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
     supported_parameters: union(m.endpoints, (e) => e.capabilities.parameters) ?? PARAMETERS[m.modality],
     default_parameters: null,
     supported_voices: m.modality === "speech" ? union(m.endpoints, (e) => e.capabilities.voices) : null,
-    // No per-model endpoints route exists; the link points at the modality's listing.
-    links: { details: LISTING[m.modality] },
+    links: { details: `/api/v1/models/${m.slug}/endpoints` },
   };
 }
 
@@ -178,16 +170,19 @@ function toVideoModel(m: CatalogModelEntry): z.infer<typeof VideoModelSchema> {
   };
 }
 
-const list = (models: CatalogModelEntry[]) => ({
+export const modelsListBody = (models: CatalogModelEntry[]) => ({
   data: models.map(toModel),
   links: { next: null },
   total_count: models.length,
 });
 
 export const modelsRoutes = createRouter()
-  .openapi(listModels, async (c) => c.json(list((await getCatalog(c.env.DB)).models), 200))
+  .openapi(listModels, async (c) => c.json(modelsListBody((await getCatalog(c.env.DB)).models), 200))
   .openapi(listEmbeddingsModels, async (c) =>
-    c.json(list((await getCatalog(c.env.DB)).models.filter((m) => m.modality === "embeddings")), 200),
+    c.json(
+      modelsListBody((await getCatalog(c.env.DB)).models.filter((m) => m.modality === "embeddings")),
+      200,
+    ),
   )
   .openapi(listVideoModels, async (c) =>
     c.json(

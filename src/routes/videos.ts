@@ -14,11 +14,13 @@ import {
   RotatedSecretSchema,
   UpdateWebhookSettingsSchema,
   VideoIdParamSchema,
+  VideoJobListQuerySchema,
+  VideoJobListSchema,
   VideoJobSchema,
   VideoRequestSchema,
   WebhookSettingsSchema,
 } from "../schemas/videos";
-import { findWorkspaceJob, jobToWire } from "../videos/store";
+import { findWorkspaceJob, jobToWire, listWorkspaceJobs } from "../videos/store";
 import { submitVideo } from "../videos/submit";
 import { connect } from "../videos/upstream";
 import { ROTATION_GRACE_MS, rotateWorkspaceSecret } from "../webhooks/secrets";
@@ -74,6 +76,18 @@ const submit = apiRoute(
   },
   { also: [402, 404, 409, 503] },
 );
+
+const list = apiRoute({
+  ...common,
+  method: "get",
+  path: "/videos",
+  operationId: "listVideos",
+  summary: "List this workspace's video jobs, newest first (gateway extension)",
+  description:
+    "Not an OpenRouter route: the console's list of jobs. The jobs any key of the caller's workspace submitted, each as polling answers it plus its model, provider and times.",
+  request: { query: VideoJobListQuerySchema },
+  responses: { 200: jsonContent(VideoJobListSchema, "Video jobs") },
+});
 
 const poll = apiRoute({
   ...common,
@@ -165,6 +179,18 @@ export const videosRoutes = createRouter()
   .openapi(submit, async (c) => {
     const key = c.req.valid("header")["idempotency-key"];
     return c.json(await submitVideo(c.env, c.get("auth"), c.req.valid("json"), key, c.executionCtx), 200);
+  })
+  .openapi(list, async (c) => {
+    const page = c.req.valid("query");
+    const { rows, more } = await listWorkspaceJobs(c.env.DB, callerOf(c.get("auth")), page);
+    const data = rows.map((row) => ({
+      ...jobToWire(row),
+      model: row.model,
+      provider_name: row.provider,
+      created_at: row.createdAt,
+      updated_at: row.updatedAt,
+    }));
+    return c.json({ data, next_offset: more ? page.offset + page.limit : null }, 200);
   })
   .openapi(poll, async (c) => {
     const row = await findWorkspaceJob(c.env.DB, callerOf(c.get("auth")), c.req.valid("param").id);

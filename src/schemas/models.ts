@@ -74,3 +74,115 @@ export const VideoModelSchema = z
   .openapi("VideoModel");
 
 export const VideoModelsListSchema = z.object({ data: z.array(VideoModelSchema) }).openapi("VideoModelsList");
+
+// ---- GET /providers, /models/count, /models/user, /models/{author}/{slug}/endpoints ----
+
+export const ProviderSchema = z
+  .object({
+    slug: z.string(),
+    name: z.string(),
+    privacy_policy_url: z.string().nullable(),
+    terms_of_service_url: z.string().nullable(),
+    status_page_url: z.string().nullable(),
+    datacenters: z.array(z.string()).nullable(),
+    headquarters: z.string().nullable(),
+  })
+  .openapi("Provider");
+
+export const ProvidersListSchema = z.object({ data: z.array(ProviderSchema) }).openapi("ProvidersList");
+
+export const OUTPUT_MODALITIES = ["text", "embeddings", "audio", "video"] as const;
+
+export const OutputModalitiesQuerySchema = z.object({
+  output_modalities: z
+    .string()
+    .regex(/^[a-z]+(,[a-z]+)*$/, "must be a comma-separated list of modalities, or 'all'")
+    .refine(
+      (s) => s === "all" || s.split(",").every((m) => (OUTPUT_MODALITIES as readonly string[]).includes(m)),
+      `each modality must be one of ${OUTPUT_MODALITIES.join(", ")} (or the whole value 'all')`,
+    )
+    .optional()
+    .openapi({ param: { name: "output_modalities", in: "query" }, description: "Default: all" }),
+});
+
+export const ModelsUserQuerySchema = OutputModalitiesQuerySchema.extend({
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .openapi({ param: { name: "offset", in: "query" } }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(500)
+    .default(500)
+    .openapi({ param: { name: "limit", in: "query" } }),
+});
+
+export const ModelsCountSchema = z.object({ data: z.object({ count: z.int() }) }).openapi("ModelsCount");
+
+const pathParam = (name: string) =>
+  z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._:-]*$/, `${name} is lowercase letters, digits, '.', '_', ':' and '-'`)
+    .max(128)
+    .openapi({ param: { name, in: "path" } });
+
+export const ModelEndpointsParamSchema = z.object({ author: pathParam("author"), slug: pathParam("slug") });
+
+export const PublicEndpointSchema = z
+  .object({
+    name: z.string(),
+    model_id: z.string(),
+    model_name: z.string(),
+    context_length: z.int(),
+    pricing: z.object({
+      prompt: UsdPerUnit,
+      completion: UsdPerUnit,
+      input_cache_read: UsdPerUnit.optional(),
+      input_cache_write: UsdPerUnit.optional(),
+      request: UsdPerUnit.optional(),
+    }),
+    provider_name: z.string(),
+    tag: z.string().openapi({ description: "The provider's slug, as provider preferences name it" }),
+    quantization: z.string().nullable(),
+    max_completion_tokens: z.int().nullable(),
+    max_prompt_tokens: z.int().nullable(),
+    supported_parameters: z.array(z.string()),
+    supports_implicit_caching: z.boolean(),
+    supports_tool_choice: z.object({
+      auto: z.boolean(),
+      function: z.boolean(),
+      none: z.boolean(),
+      required: z.boolean(),
+    }),
+    status: z.int().openapi({ description: "0: operational" }),
+    uptime_last_5m: z.number().nullable(),
+    uptime_last_30m: z.number().nullable(),
+    uptime_last_1d: z.number().nullable(),
+    latency_last_30m: z.null(),
+    throughput_last_30m: z.null(),
+    data_regions: z.array(z.string()).openapi({ description: "Gateway extension: data regions it serves" }),
+  })
+  .openapi("PublicEndpoint");
+
+export const ModelEndpointsSchema = z
+  .object({
+    data: z.object({
+      id: z.string(),
+      name: z.string(),
+      created: z.int(),
+      description: z.string(),
+      architecture: z.object({
+        modality: z.string().nullable(),
+        input_modalities: z.array(z.string()),
+        output_modalities: z.array(z.string()),
+        tokenizer: z.string().nullable(),
+        instruct_type: z.string().nullable(),
+      }),
+      endpoints: z.array(PublicEndpointSchema),
+    }),
+  })
+  .openapi("ModelEndpoints");

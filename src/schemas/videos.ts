@@ -149,6 +149,41 @@ export const VideoJobSchema = z
   .openapi("VideoJob");
 export type VideoJobWire = z.infer<typeof VideoJobSchema>;
 
+export const VideoJobListQuerySchema = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(50)
+    .openapi({ param: { name: "limit", in: "query" } }),
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(0)
+    .openapi({ param: { name: "offset", in: "query" } }),
+  status: z
+    .enum(VIDEO_STATUSES)
+    .optional()
+    .openapi({ param: { name: "status", in: "query" } }),
+});
+
+export const VideoJobListSchema = z
+  .object({
+    data: z.array(
+      VideoJobSchema.extend({
+        model: z.string(),
+        provider_name: z.string().nullable(),
+        created_at: z.string(),
+        updated_at: z.string(),
+      }),
+    ),
+    next_offset: z.int().nullable(),
+  })
+  .openapi("VideoJobList");
+
 export const VideoIdParamSchema = z.object({
   id: z
     .string()

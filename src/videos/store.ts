@@ -1,5 +1,5 @@
 // The video_jobs rows in D1: what GET /videos/{id} reads, kept in step with the job's Durable Object.
-import { and, eq } from "drizzle-orm";
+import { and, desc, eq, type SQL } from "drizzle-orm";
 import { getDb, tables } from "../db/client";
 import { microsToUsd } from "../lib/money";
 import type { VideoJobWire } from "../schemas/videos";
@@ -22,6 +22,27 @@ export function jobToWire(
     wire.usage = { cost: microsToUsd(row.costMicros ?? 0), is_byok: row.isByok };
   if (row.error && row.status !== "completed") wire.error = row.error;
   return wire;
+}
+
+/** The workspace's jobs, newest first; one more than `limit` is read to tell whether more follow. */
+export async function listWorkspaceJobs(
+  d1: D1Database,
+  caller: { accountId: string; workspaceId: string },
+  page: { limit: number; offset: number; status?: VideoJobRow["status"] },
+): Promise<{ rows: VideoJobRow[]; more: boolean }> {
+  const where: SQL[] = [
+    eq(videoJobs.accountId, caller.accountId),
+    eq(videoJobs.workspaceId, caller.workspaceId),
+  ];
+  if (page.status) where.push(eq(videoJobs.status, page.status));
+  const rows = await getDb(d1)
+    .select()
+    .from(videoJobs)
+    .where(and(...where))
+    .orderBy(desc(videoJobs.createdAt), desc(videoJobs.id))
+    .limit(page.limit + 1)
+    .offset(page.offset);
+  return { rows: rows.slice(0, page.limit), more: rows.length > page.limit };
 }
 
 /**

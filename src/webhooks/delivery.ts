@@ -73,7 +73,7 @@ async function send(env: Bindings, event: WebhookEvent): Promise<AttemptOutcome>
       headers: {
         "Content-Type": "application/json",
         "User-Agent": "edge-model-gateway-webhooks/1",
-        ...(await webhookHeaders(secrets, event.webhookId, timestamp, event.body)),
+        ...webhookHeaders(secrets, event.webhookId, timestamp, event.body),
       },
       body: event.body,
       signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),

@@ -1,8 +1,9 @@
-// Per-workspace webhook signing secrets: stored AES-GCM encrypted, rotated with a grace period for the old one.
+// Per-workspace webhook signing secrets: sealed by lib/sealing.ts (AES-256-GCM), rotated with a grace period for the old one.
 import { and, eq, isNull } from "drizzle-orm";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { ApiError } from "../lib/errors";
+import { open, seal } from "../lib/sealing";
 import { newWebhookSecret } from "./signing";
 
 const { workspaces } = tables;
@@ -11,45 +12,26 @@ const { workspaces } = tables;
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-function masterKeys(env: Bindings): Record<string, string> {
-  if (!env.BYOK_MASTER_KEYS) throw new ApiError(500, "Webhook signing is not configured");
-  return JSON.parse(env.BYOK_MASTER_KEYS) as Record<string, string>;
-}
-
-async function importKey(b64: string): Promise<CryptoKey> {
-  const raw = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  return crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
-}
-
-const b64 = (bytes: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
-const unb64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 const aad = (workspaceId: string) => encoder.encode(`webhook-secret:${workspaceId}`);
 
-/** `<key version>:<iv>:<ciphertext>`, the AAD binding it to its workspace. */
+function configured(env: Bindings): Bindings {
+  if (!env.BYOK_MASTER_KEYS) throw new ApiError(500, "Webhook signing is not configured");
+  return env;
+}
+
+/** `<key version>:<iv>:<ciphertext>` (lib/sealing.ts), the AAD binding it to its workspace. */
 export async function sealSecret(env: Bindings, workspaceId: string, secret: string): Promise<string> {
-  const keys = masterKeys(env);
-  const version = Object.keys(keys).sort((a, b) => Number(b) - Number(a))[0]!;
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const ct = await crypto.subtle.encrypt(
-    { name: "AES-GCM", iv, additionalData: aad(workspaceId) },
-    await importKey(keys[version]!),
-    encoder.encode(secret),
-  );
-  return `${version}:${b64(iv)}:${b64(ct)}`;
+  const { keyVersion, iv, ciphertext } = await seal(configured(env), aad(workspaceId), secret);
+  return `${keyVersion}:${iv}:${ciphertext}`;
 }
 
 export async function openSecret(env: Bindings, workspaceId: string, sealed: string): Promise<string> {
-  const [version, iv, ct] = sealed.split(":");
-  const key = masterKeys(env)[version ?? ""];
-  if (!key || !iv || !ct) throw new Error("webhook secret sealed under an unknown key version");
-  const plain = await crypto.subtle.decrypt(
-    { name: "AES-GCM", iv: unb64(iv), additionalData: aad(workspaceId) },
-    await importKey(key),
-    unb64(ct),
-  );
-  return decoder.decode(plain);
+  const [keyVersion, iv, ciphertext] = sealed.split(":");
+  if (!keyVersion || !iv || !ciphertext) throw new Error("webhook secret is not in the sealed format");
+  const secret = await open(configured(env), { keyVersion, iv, ciphertext }, aad(workspaceId));
+  if (secret === null)
+    throw new Error("webhook secret cannot be opened (unknown key version, or not this workspace's)");
+  return secret;
 }
 
 /** Creates the first secret or replaces the current one; the old one keeps signing for the grace period. */

@@ -1,7 +1,8 @@
-// Standard Webhooks signatures: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` under a `whsec_` secret.
+// Standard Webhooks signatures (the `standardwebhooks` reference library): `v1,<base64 HMAC-SHA256 of
+// id.timestamp.body>` under a `whsec_` secret; this module adds secret generation and multi-secret rotation.
+import { Webhook } from "standardwebhooks";
 
 const SECRET_PREFIX = "whsec_";
-const encoder = new TextEncoder();
 
 function toBase64(bytes: Uint8Array): string {
   let bin = "";
@@ -34,39 +35,26 @@ export function newWebhookId(): string {
 }
 
 /** One `v1,<sig>` entry per secret, space separated, as receivers accept during a rotation. */
-export async function signWebhook(
+export function signWebhook(
   secrets: string[],
   webhookId: string,
   timestampSeconds: number,
   body: string,
-): Promise<string> {
-  const signed = encoder.encode(`${webhookId}.${timestampSeconds}.${body}`);
-  const parts = await Promise.all(
-    secrets.map(async (secret) => {
-      const key = await crypto.subtle.importKey(
-        "raw",
-        fromBase64(secret.slice(SECRET_PREFIX.length)),
-        { name: "HMAC", hash: "SHA-256" },
-        false,
-        ["sign"],
-      );
-      const mac = await crypto.subtle.sign("HMAC", key, signed);
-      return `v1,${toBase64(new Uint8Array(mac))}`;
-    }),
-  );
-  return parts.join(" ");
+): string {
+  const at = new Date(timestampSeconds * 1000);
+  return secrets.map((secret) => new Webhook(secret).sign(webhookId, at, body)).join(" ");
 }
 
 /** The three Standard Webhooks headers for one delivery. */
-export async function webhookHeaders(
+export function webhookHeaders(
   secrets: string[],
   webhookId: string,
   timestampSeconds: number,
   body: string,
-): Promise<Record<string, string>> {
+): Record<string, string> {
   return {
     "webhook-id": webhookId,
     "webhook-timestamp": String(timestampSeconds),
-    "webhook-signature": await signWebhook(secrets, webhookId, timestampSeconds, body),
+    "webhook-signature": signWebhook(secrets, webhookId, timestampSeconds, body),
   };
 }

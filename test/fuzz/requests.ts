@@ -85,6 +85,8 @@ function pathParam(
   ctx: SchemaContext,
 ): fc.Arbitrary<PathValue> {
   const own = (acct: FuzzAccount, tag: "a" | "b"): string[] => {
+    // A model's endpoints name the shared catalog, no account's resource.
+    if (op.path.startsWith("/models/")) return [];
     if (param.name === "hash") return acct.keyHashes;
     if (param.name === "slug") return [acct.presetSlug];
     if (param.name === "version") return [];
@@ -107,10 +109,22 @@ function pathParam(
   // A preset's versions are numbered from 1: without this, valid version paths would be rare.
   const versions =
     param.name === "version" ? [{ weight: 4, arbitrary: untargeted(pick(["1", "2", "01"])) }] : [];
+  // Catalog model names, so that paths naming a real model are common.
+  const catalog = op.path.startsWith("/models/")
+    ? [
+        {
+          weight: 4,
+          arbitrary: untargeted(
+            pick(param.name === "author" ? ["openai", "sandbox"] : ["gpt-5", "chat-echo"]),
+          ),
+        },
+      ]
+    : [];
   return fc.oneof(
     ...ids("a"),
     ...ids("b"),
     ...versions,
+    ...catalog,
     {
       weight: 2,
       arbitrary: untargeted(arbitraryOf(param.schema, ctx).map((v) => encodeURIComponent(String(v)))),

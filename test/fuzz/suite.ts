@@ -9,7 +9,9 @@ export type Area = "keys" | "guardrails" | "presets-byok" | "inference" | "video
 /** Each operation belongs to exactly one test file, so the files can run side by side. */
 export function areaOf(op: Pick<Operation, "method" | "path">): Area {
   const p = op.path;
-  if (p === "/key" || p.startsWith("/keys") || p === "/credits" || p === "/models") return "keys";
+  if (p === "/key" || p.startsWith("/keys") || p === "/credits") return "keys";
+  // Catalog discovery and the account's analytics read what the keys area's fixture already holds.
+  if (p === "/models" || p.startsWith("/models/") || p === "/providers" || p === "/activity") return "keys";
   // The API's own index, its document and its reference page: public, no input beyond the method.
   if (p === "" || p === "/openapi.json" || p === "/docs") return "keys";
   if (p.startsWith("/guardrails")) return "guardrails";
