@@ -2,12 +2,13 @@
 // builds, run in workerd) and checks it: `redocly lint` (redocly.yaml) and @readme/openapi-parser's validate.
 // `--out FILE` keeps the document (default: a temporary file, removed after).
 import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
+import { bundleModules } from "./lib/bundle.mjs";
 import { quiet } from "./lib/d1.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -30,16 +31,14 @@ async function servedDocument() {
     env: quiet,
     maxBuffer: 64 * 1024 * 1024,
   });
-  const [module] = readdirSync(outdir).filter((f) => f.endsWith(".js"));
   // Serving the document touches no binding: the Worker alone, with its compatibility settings.
   // (Miniflare 5 takes Miniflare 4's option shape through its converter, as the bench does.)
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       log: new Log(LogLevel.WARN),
       cf: false,
-      modules: true,
       rootPath: outdir,
-      scriptPath: join(outdir, module),
+      modules: bundleModules(outdir),
       ...compatibility(),
       bindings: { REGION: "global" },
     }),

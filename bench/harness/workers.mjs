@@ -2,11 +2,11 @@
 // Worker in one workerd: the gateway with wrangler.toml's own bindings (D1, Durable Objects, rate limiting,
 // queues when added, vars), each Worker on its own loopback port, state in the bench's own directory.
 import { execFile } from "node:child_process";
-import { readdirSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
+import { bundleModules, entryFileOf } from "../../scripts/lib/bundle.mjs";
 import { quiet } from "../../scripts/lib/d1.mjs";
 
 const root = new URL("../..", import.meta.url).pathname;
@@ -26,9 +26,8 @@ export async function buildBundle(outdir, entry) {
   } catch (error) {
     throw new Error(`wrangler deploy --dry-run failed:\n${error.stdout ?? ""}${error.stderr ?? ""}`);
   }
-  // Named after the entry (index.js, counting-entry.js): the one module in the directory.
-  const [module] = readdirSync(outdir).filter((f) => f.endsWith(".js"));
-  return join(outdir, module);
+  // Named after the entry (index.js, counting-entry.js); beside it, the console's text modules.
+  return join(outdir, entryFileOf(entry));
 }
 
 /** wrangler.toml's bindings for the global deployment, as Miniflare worker options (no script). */
@@ -54,8 +53,7 @@ export async function startWorkers({ bundles, upstreamUrl, persistDir, providerS
     name,
     // Module names are paths relative to the root: the bundle's own directory.
     rootPath: dirname(bundle),
-    modules: true,
-    scriptPath: bundle,
+    modules: bundleModules(dirname(bundle), basename(bundle)),
     bindings: {
       ...options.bindings,
       PROVIDER_KEYS: JSON.stringify({ [providerSlug]: providerKey }),
