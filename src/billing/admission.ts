@@ -1,10 +1,10 @@
 // Admission and settlement: the two ledger calls every inference route makes around its upstream call.
 import type { Bindings } from "../env";
+import type { AdmitCommand, Rejection, SettleResult } from "../ledger/types";
 import { ApiError } from "../lib/errors";
 import { type AuthContext, refreshAuth } from "../middleware/auth";
 import { assertRegionAllowed } from "../middleware/region";
 import { admitThrough, type Background, ledgerFor, settleSoon } from "./ledger-client";
-import type { AdmitCommand, Rejection, SettleResult } from "./ledger-types";
 
 export interface AdmissionRequest {
   /** Unique per request; settle is idempotent on it. */

@@ -3,9 +3,17 @@
 // are in flight, sent together as the next call; and settlements and block reports waiting in this
 // isolate to ride on the next call to the same ledger (see docs/billing.md, "The ledger client").
 import type { Bindings } from "../env";
-import { BLOCK_MS, type BlockGrant, type BlockWant } from "./blocks";
+import { BLOCK_MS } from "../ledger/blocks";
+import type {
+  AdmitCommand,
+  AdmitOutcome,
+  AdmitReply,
+  BlockGrant,
+  BlockWant,
+  Carried,
+  SettleCommand,
+} from "../ledger/types";
 import { IsolateBlocks } from "./isolate-blocks";
-import type { AdmitCommand, AdmitOutcome, AdmitReply, Carried, SettleCommand } from "./ledger-types";
 
 /** How long a settlement waits for another call to its ledger before it sends one itself. */
 export const SETTLE_COALESCE_MS = 20;

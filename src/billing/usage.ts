@@ -1,8 +1,8 @@
 // Reads from the account's ledger for the management and key routes: one Durable Object call for any number of keys.
 import type { Bindings } from "../env";
-import type { LedgerStatus } from "./ledger";
+import type { LedgerStatus } from "../ledger/object";
+import type { KeyUsage } from "../ledger/types";
 import { carrying } from "./ledger-client";
-import type { KeyUsage } from "./ledger-types";
 
 export async function readKeyUsage(
   env: Bindings,

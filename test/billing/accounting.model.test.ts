@@ -1,11 +1,11 @@
 // Model-based test of the ledger's pure core: random reserve/settle/release/cap-change/clock/alarm/restart runs.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { budgetScope, keyScope, LEASE_MS, LedgerCore } from "../../src/billing/accounting";
-import type { AdmitCommand } from "../../src/billing/ledger-types";
-import type { FreeLimits } from "../../src/billing/limits";
-import type { Bucket, Limit } from "../../src/billing/meter";
-import { type Window, windowStart } from "../../src/billing/windows";
+import { budgetScope, keyScope, LEASE_MS, LedgerCore } from "../../src/ledger/core";
+import type { FreeLimits } from "../../src/ledger/free-limits";
+import type { Bucket, Limit } from "../../src/ledger/meter";
+import type { AdmitCommand } from "../../src/ledger/types";
+import { type Window, windowStart } from "../../src/ledger/windows";
 import { MemoryLedgerStore } from "./memory-store";
 
 const LIMITS: FreeLimits = {

@@ -1,20 +1,29 @@
-// The ledger's pure accounting core: admission, reservation, settlement and reclaiming over a synchronous store.
+// The ledger's pure core: admit (check every limit), reserve, settle, reclaim, over a synchronous store.
+// It answers reasons and figures, never HTTP. The invariant it keeps, after every step:
+//
+//   purchased = balance + reserved + spent
+//
+// (credits only, micro-dollars): a reservation moves room from the balance to `reserved`, a
+// settlement moves its actual cost to `spent` and gives the rest back; asserted in
+// test/billing/accounting.model.test.ts and blocks.model.test.ts.
 import {
   applyReport,
   BLOCK_GRACE_MS,
   BLOCK_MS,
   BLOCK_RETENTION_MS,
-  type BlockGrant,
-  type BlockWant,
   grantBlock,
   retryAt,
   UNCLAIMED_BLOCK_MS,
 } from "./blocks";
+import { type FreeLimits, freeDailyCeiling } from "./free-limits";
+import { addSpend, type Bucket, committed, emptyMeter, figures, type Limit, resetsAt } from "./meter";
 import type {
   AccountState,
   AdmitCommand,
   AdmitOutcome,
   AdmitReply,
+  BlockGrant,
+  BlockWant,
   Carried,
   KeyUsage,
   LedgerStore,
@@ -23,9 +32,7 @@ import type {
   ReservationRecord,
   SettleCommand,
   SettleResult,
-} from "./ledger-types";
-import { type FreeLimits, freeDailyCeiling } from "./limits";
-import { addSpend, type Bucket, committed, emptyMeter, figures, type Limit, resetsAt } from "./meter";
+} from "./types";
 
 /** A reservation not settled within its lease is reclaimed by the ledger's alarm. */
 export const LEASE_MS = 10 * 60_000;

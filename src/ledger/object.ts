@@ -3,21 +3,21 @@ import { DurableObject } from "cloudflare:workers";
 import { creditsPurchasedMicros } from "../db/api-keys";
 import { getDb } from "../db/client";
 import { recordedCosts } from "../db/generations";
-import type { Bindings } from "../env";
-import { LedgerCore, leaseFrom } from "./accounting";
-import type { BlockGrant, BlockWant } from "./blocks";
+import { LedgerCore, leaseFrom } from "./core";
+import { freeLimitsFrom } from "./free-limits";
+import { SqlLedgerStore } from "./sql-store";
 import type {
   AdmitCommand,
   AdmitOutcome,
   AdmitReply,
+  BlockGrant,
+  BlockWant,
   Carried,
   KeyUsage,
   RecordedCosts,
   SettleCommand,
   SettleResult,
-} from "./ledger-types";
-import { freeLimitsFrom } from "./limits";
-import { SqlLedgerStore } from "./sql-store";
+} from "./types";
 
 /**
  * The ledger's copy of credits purchased (D1 `credit_grants`) is re-read when older than this, and
@@ -49,7 +49,16 @@ export interface LedgerStatus {
   account: { purchased: number; spent: number; reserved: number; balance: number };
 }
 
-export class Ledger extends DurableObject<Bindings> {
+/** What the ledger reads of the worker's bindings (the worker's Bindings satisfy it). */
+export interface LedgerEnv {
+  DB: D1Database;
+  /** JSON overrides of the free-model limits (see free-limits.ts). */
+  FREE_MODEL_LIMITS?: string;
+  /** A shorter default lease, for the local kill tests (see leaseFrom). */
+  LEDGER_LEASE_MS?: string;
+}
+
+export class Ledger extends DurableObject<LedgerEnv> {
   private readonly store: SqlLedgerStore;
   private readonly core: LedgerCore;
   private alarmAt: number | null = null;
@@ -59,7 +68,7 @@ export class Ledger extends DurableObject<Bindings> {
   /** The time source; tests replace it to cross window boundaries. */
   clock: () => number = () => Date.now();
 
-  constructor(ctx: DurableObjectState, env: Bindings) {
+  constructor(ctx: DurableObjectState, env: LedgerEnv) {
     super(ctx, env);
     this.store = new SqlLedgerStore(ctx.storage);
     this.core = new LedgerCore(

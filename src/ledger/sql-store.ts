@@ -1,14 +1,14 @@
 // The ledger's storage in its Durable Object's SQLite: the schema and the LedgerStore over it.
 
-import type { BlockRecord } from "./blocks";
+import type { Bucket, Meter } from "./meter";
 import type {
   AccountState,
+  BlockRecord,
   FreeCounters,
   LedgerStore,
   ReservationRecord,
   SettledRecord,
-} from "./ledger-types";
-import type { Bucket, Meter } from "./meter";
+} from "./types";
 
 /**
  * Storage schema (one ledger per account):

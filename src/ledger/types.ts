@@ -1,5 +1,4 @@
 // The ledger's records, commands and answers: what its store keeps and what crosses the wire to it.
-import type { BlockGrant, BlockRecord, BlockReport } from "./blocks";
 import type { Bucket, Limit, Meter, SpendFigures } from "./meter";
 
 export interface AccountState {
@@ -146,4 +145,48 @@ export interface KeyUsage {
   byok: SpendFigures;
   /** Open reservations of the key. */
   reserved: { credits: number; byok: number };
+}
+
+/** The isolate asks for a block with its admission call. */
+export interface BlockWant {
+  blockId: string;
+  sizeMicros: number;
+}
+
+/** What the ledger reserved for the block; the request that asked holds its own worst case in it. */
+export interface BlockGrant {
+  blockId: string;
+  sizeMicros: number;
+}
+
+/**
+ * An isolate's report on one block, cumulative (so a report sent twice or out of order changes
+ * nothing): what requests admitted against it were charged so far, what requests still in flight
+ * hold, and whether it stopped admitting against it.
+ */
+export interface BlockReport {
+  blockId: string;
+  /** Rises with every change; the ledger applies a report only if newer than the last it applied. */
+  seq: number;
+  chargedCredits: number;
+  chargedByok: number;
+  holding: number;
+  closed: boolean;
+}
+
+/** The ledger's record of a block (its reservation lives with the others, under the block id). */
+export interface BlockRecord {
+  blockId: string;
+  keyHash: string;
+  budgetIds: string[];
+  sizeMicros: number;
+  seq: number;
+  chargedCredits: number;
+  chargedByok: number;
+  holding: number;
+  closed: boolean;
+  /** Until when the ledger counts it open (refusals that it could cover answer "retry"). */
+  openUntil: number;
+  /** Last change (grant or report). */
+  at: number;
 }
