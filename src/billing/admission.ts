@@ -5,6 +5,7 @@ import { ApiError } from "../lib/errors";
 import { type AuthContext, refreshAuth } from "../middleware/auth";
 import { assertRegionAllowed } from "../middleware/region";
 import { admitThrough, type Background, ledgerFor, settleSoon } from "./ledger-client";
+import { worded } from "./refusals";
 
 export interface AdmissionRequest {
   /** Unique per request; settle is idempotent on it. */
@@ -169,6 +170,8 @@ export async function settleInBackground(
   });
 }
 
+/** The ledger answers a reason and figures; the caller gets them worded, with the 429 headers. */
 function rejectionError(r: Rejection, model: string): ApiError {
-  return new ApiError(r.status, r.message, { ...r.metadata, model }, r.headers);
+  const w = worded(r);
+  return new ApiError(w.status, w.message, { ...w.metadata, model }, w.headers);
 }

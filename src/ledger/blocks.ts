@@ -131,7 +131,7 @@ export function retryAt(
   const counts = (b: BlockRecord) => {
     if (rejection.reason === "balance") return true;
     if (rejection.reason === "key_cap") return b.keyHash === cmd.keyHash;
-    if (rejection.reason === "budget") return b.budgetIds.includes(String(rejection.metadata.guardrail_id));
+    if (rejection.reason === "budget") return b.budgetIds.includes(rejection.guardrailId ?? "");
     return false;
   };
   // A block whose time ended still holds its unused room until its closing report arrives (the

@@ -54,8 +54,6 @@ export const keyScope = (hash: string) => `key:${hash}`;
 export const budgetScope = (id: string) => `guardrail:${id}`;
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
-const usd = (micros: number) => (micros / 1_000_000).toFixed(6).replace(/\.?0+$/, "");
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export class LedgerCore {
   /** No blocks are granted until then: someone was told to retry, so room is short. */
@@ -109,17 +107,12 @@ export class LedgerCore {
     const open = this.store.reservation(cmd.generationId);
     if (open) return { ok: true, reservedMicros: open.amount };
     if (this.store.settled(cmd.generationId)) {
-      const rejection = reject(
-        409,
-        "generation_reused",
-        `Generation id '${cmd.generationId}' was already settled`,
-      );
-      return { ok: false, rejection };
+      return { ok: false, rejection: { reason: "generation_reused", generationId: cmd.generationId } };
     }
     const amount = cmd.worstCaseMicros;
     const bucket: Bucket = cmd.byok ? "byok" : "credits";
     const rejection =
-      this.checkBalance(bucket, amount) ??
+      this.checkBalance(bucket, amount, now) ??
       this.checkCap(cmd, bucket, amount, now) ??
       this.checkBudgets(cmd, bucket, amount, now) ??
       (cmd.freeModel ? this.checkFree(now) : undefined);
@@ -252,15 +245,11 @@ export class LedgerCore {
     return { limit, used, remaining: Math.max(0, limit - used) };
   }
 
-  private checkBalance(bucket: Bucket, amount: number): Rejection | undefined {
+  private checkBalance(bucket: Bucket, amount: number, now: number): Rejection | undefined {
     if (bucket === "byok") return undefined;
     const { balance } = this.account();
     if (balance > 0 && amount <= balance) return undefined;
-    const message =
-      balance <= 0
-        ? "Insufficient credits: the account balance is not above zero. Add credits to continue."
-        : `Insufficient credits: this request may cost up to $${usd(amount)} but $${usd(balance)} is available. Add credits to continue.`;
-    return reject(402, "balance", message, { balance_usd: balance / 1_000_000 });
+    return { reason: "balance", at: now, worstCaseMicros: amount, remainingMicros: balance };
   }
 
   private checkCap(cmd: AdmitCommand, bucket: Bucket, amount: number, now: number): Rejection | undefined {
@@ -268,20 +257,15 @@ export class LedgerCore {
     if (!cap || (bucket === "byok" && !cap.includeByok)) return undefined;
     const used = this.committed(keyScope(cmd.keyHash), cap, now);
     if (used < cap.limitMicros && used + amount <= cap.limitMicros) return undefined;
-    const resets = resetsAt(cap, now);
-    const remaining = Math.max(0, cap.limitMicros - used);
-    const when = resets == null ? "it has no reset" : `it resets at ${iso(resets)}`;
-    return reject(
-      402,
-      "key_cap",
-      `API key credit limit reached: $${usd(remaining)} of the $${usd(cap.limitMicros)} limit remains and this request may cost up to $${usd(amount)}. Raise the key's limit or wait for its reset (${when}).`,
-      {
-        limit_usd: cap.limitMicros / 1_000_000,
-        limit_remaining_usd: remaining / 1_000_000,
-        limit_reset: cap.reset,
-        resets_at: resets == null ? null : iso(resets),
-      },
-    );
+    return {
+      reason: "key_cap",
+      at: now,
+      worstCaseMicros: amount,
+      remainingMicros: Math.max(0, cap.limitMicros - used),
+      limitMicros: cap.limitMicros,
+      reset: cap.reset,
+      resetsAt: resetsAt(cap, now),
+    };
   }
 
   private checkBudgets(
@@ -294,39 +278,29 @@ export class LedgerCore {
       if (bucket === "byok" && !b.includeByok) continue;
       const used = this.committed(budgetScope(b.id), b, now);
       if (used < b.limitMicros && used + amount <= b.limitMicros) continue;
-      const resets = resetsAt(b, now);
-      return reject(
-        403,
-        "budget",
-        `Guardrail '${b.name}' budget exhausted: $${usd(Math.max(0, b.limitMicros - used))} of its $${usd(b.limitMicros)} limit remains${resets == null ? "" : `; it resets at ${iso(resets)}`}.`,
-        { guardrail_id: b.id, guardrail_name: b.name, limit_usd: b.limitMicros / 1_000_000 },
-      );
+      return {
+        reason: "budget",
+        at: now,
+        remainingMicros: Math.max(0, b.limitMicros - used),
+        limitMicros: b.limitMicros,
+        resetsAt: resetsAt(b, now),
+        guardrailId: b.id,
+        guardrailName: b.name,
+      };
     }
     return undefined;
   }
 
   private checkFree(now: number): Rejection | undefined {
-    const f = this.store.free();
     const day = this.freeDaily(now);
-    if (day.used >= day.limit) {
-      return rateLimited(
-        "free_per_day",
-        "Free-model daily request limit reached",
-        day.limit,
-        dayStart(now) + DAY_MS,
-        now,
-      );
-    }
+    if (day.used >= day.limit)
+      return { reason: "free_per_day", at: now, requests: day.limit, resetsAt: dayStart(now) + DAY_MS };
+    const f = this.store.free();
     const minute = minuteStart(now);
     const usedThisMinute = f.minuteStart === minute ? f.minuteUsed : 0;
     if (usedThisMinute >= this.limits.perMinute) {
-      return rateLimited(
-        "free_per_minute",
-        "Free-model per-minute request limit reached",
-        this.limits.perMinute,
-        minute + MINUTE_MS,
-        now,
-      );
+      const requests = this.limits.perMinute;
+      return { reason: "free_per_minute", at: now, requests, resetsAt: minute + MINUTE_MS };
     }
     return undefined;
   }
@@ -381,40 +355,3 @@ const settledOf = (r: ReservationRecord) => ({
 });
 const minuteStart = (now: number) => Math.floor(now / MINUTE_MS) * MINUTE_MS;
 const dayStart = (now: number) => Math.floor(now / DAY_MS) * DAY_MS;
-
-function reject(
-  status: Rejection["status"],
-  reason: Rejection["reason"],
-  message: string,
-  metadata: Rejection["metadata"] = {},
-): Rejection {
-  return { status, reason, message, metadata: { reason, ...metadata } };
-}
-
-/** A platform 429: X-RateLimit-Reset is the Unix epoch in milliseconds; Retry-After is in seconds. */
-function rateLimited(
-  reason: Rejection["reason"],
-  what: string,
-  limit: number,
-  resetAt: number,
-  now: number,
-): Rejection {
-  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
-  return {
-    ...reject(
-      429,
-      reason,
-      `${what} (${limit}); retry after ${retryAfter} s. Requests with your own provider key (BYOK) are not limited.`,
-      {
-        limit,
-        resets_at: iso(resetAt),
-      },
-    ),
-    headers: {
-      "X-RateLimit-Limit": String(limit),
-      "X-RateLimit-Remaining": "0",
-      "X-RateLimit-Reset": String(resetAt),
-      "Retry-After": String(retryAfter),
-    },
-  };
-}

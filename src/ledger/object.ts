@@ -28,15 +28,7 @@ export const PURCHASED_STALENESS_MS = 60_000;
 /** Nothing carried. */
 const NOTHING: Carried = { settles: [], reports: [] };
 /** The answer to an admission made on an auth record older than the account's authority version. */
-const STALE: AdmitOutcome = {
-  ok: false,
-  rejection: {
-    status: 409,
-    reason: "stale_authority",
-    message: "The API key's settings changed; read them again",
-    metadata: {},
-  },
-};
+const STALE: AdmitOutcome = { ok: false, rejection: { reason: "stale_authority" } };
 /** A reclaim whose generation records could not be read is tried again after this long. */
 const RECLAIM_RETRY_MS = 30_000;
 /** With no open reservation left, the alarm still runs this often while settled ids await pruning. */

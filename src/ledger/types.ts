@@ -1,5 +1,6 @@
 // The ledger's records, commands and answers: what its store keeps and what crosses the wire to it.
 import type { Bucket, Limit, Meter, SpendFigures } from "./meter";
+import type { Window } from "./windows";
 
 export interface AccountState {
   /** All-time credits purchased, as last read from D1. */
@@ -94,8 +95,11 @@ export interface AdmitCommand {
   authority?: number;
 }
 
+/**
+ * Why the ledger refused, with the figures it decided on: reasons and figures only, never HTTP (the
+ * worker words them: src/billing/refusals.ts). Money in micro-dollars, instants in epoch ms.
+ */
 export interface Rejection {
-  status: 402 | 403 | 409 | 429;
   reason:
     | "balance"
     | "key_cap"
@@ -104,9 +108,25 @@ export interface Rejection {
     | "free_per_day"
     | "generation_reused"
     | "stale_authority";
-  message: string;
-  metadata: Record<string, string | number | null>;
-  headers?: Record<string, string>;
+  /** The ledger's clock when it refused. */
+  at?: number;
+  /** balance, key_cap: what the request may cost. */
+  worstCaseMicros?: number;
+  /** balance: available (may be <= 0); key_cap, budget: left under the limit. */
+  remainingMicros?: number;
+  /** key_cap, budget: the limit. */
+  limitMicros?: number;
+  /** key_cap: its reset interval (null: lifetime). */
+  reset?: Window | null;
+  /** key_cap, budget, free limits: when the window starts again (null: never). */
+  resetsAt?: number | null;
+  /** budget: the guardrail. */
+  guardrailId?: string;
+  guardrailName?: string;
+  /** free limits: requests allowed in the window. */
+  requests?: number;
+  /** generation_reused: the id. */
+  generationId?: string;
 }
 
 /**
