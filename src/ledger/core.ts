@@ -6,17 +6,10 @@
 // (credits only, micro-dollars): a reservation moves room from the balance to `reserved`, a
 // settlement moves its actual cost to `spent` and gives the rest back; asserted in
 // test/billing/accounting.model.test.ts and blocks.model.test.ts.
-import {
-  applyReport,
-  BLOCK_GRACE_MS,
-  BLOCK_MS,
-  BLOCK_RETENTION_MS,
-  grantBlock,
-  retryAt,
-  UNCLAIMED_BLOCK_MS,
-} from "./blocks";
-import { type FreeLimits, freeDailyCeiling } from "./free-limits";
+import { applyReport, BLOCK_GRACE_MS, BLOCK_MS, grantBlock, retryAt, UNCLAIMED_BLOCK_MS } from "./blocks";
+import { checkFree, countFree, type FreeDaily, type FreeLimits, freeDaily } from "./free-limits";
 import { addSpend, type Bucket, committed, emptyMeter, figures, type Limit, resetsAt } from "./meter";
+import { reclaimExpired, settledOf } from "./reclaim";
 import type {
   AccountState,
   AdmitCommand,
@@ -38,8 +31,6 @@ import type {
 export const LEASE_MS = 10 * 60_000;
 /** Longest lease a caller may ask for (long-running video jobs). */
 export const MAX_LEASE_MS = 24 * 3_600_000;
-/** Settled and reclaimed generation ids are remembered this long, for idempotent settle. */
-export const SETTLED_RETENTION_MS = 7 * 86_400_000;
 
 /**
  * The lease of a reservation that names none, from the `LEDGER_LEASE_MS` variable: only shorter than
@@ -52,8 +43,6 @@ export function leaseFrom(value: string | undefined): number {
 
 export const keyScope = (hash: string) => `key:${hash}`;
 export const budgetScope = (id: string) => `guardrail:${id}`;
-const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
 
 export class LedgerCore {
   /** No blocks are granted until then: someone was told to retry, so room is short. */
@@ -115,7 +104,7 @@ export class LedgerCore {
       this.checkBalance(bucket, amount, now) ??
       this.checkCap(cmd, bucket, amount, now) ??
       this.checkBudgets(cmd, bucket, amount, now) ??
-      (cmd.freeModel ? this.checkFree(now) : undefined);
+      (cmd.freeModel ? checkFree(this.store, this.limits, now) : undefined);
     if (rejection) {
       const retry = retryAt(this.store, cmd, rejection, now);
       if (retry == null) return { ok: false, rejection };
@@ -135,7 +124,7 @@ export class LedgerCore {
     };
     this.store.putReservation(record);
     this.shiftReserved(record, amount);
-    if (cmd.freeModel) this.countFree(now);
+    if (cmd.freeModel) countFree(this.store, now);
     return { ok: true, reservedMicros: amount };
   }
 
@@ -162,43 +151,9 @@ export class LedgerCore {
     return { status: done ? "duplicate" : "unknown", chargedMicros: 0 };
   }
 
-  /**
-   * Releases reservations whose lease has ended (their settlement never came: the isolate died, or
-   * the call carrying it failed), charging what the generation records say was spent under each:
-   * a request's record, or for a block the records admitted against it less what its reports
-   * already charged. Never more than the reservation still held (see docs/billing.md, "Reclaim").
-   */
+  /** Releases reservations whose lease ended, charged from the generation records (reclaim.ts). */
   reclaim(now: number, recorded: RecordedCosts = new Map()): number {
-    const expired = this.store.expiredReservations(now);
-    for (const r of expired) {
-      this.shiftReserved(r, -r.amount);
-      this.store.deleteReservation(r.generationId);
-      const spent = recorded.get(r.generationId);
-      const block = this.store.block(r.generationId);
-      let credits = 0;
-      let byok = 0;
-      if (spent) {
-        credits = Math.min(r.amount, Math.max(0, spent.credits - (block?.chargedCredits ?? 0)));
-        byok = Math.min(r.amount, Math.max(0, spent.byok - (block?.chargedByok ?? 0)));
-        this.charge(r.keyHash, r.budgetIds, "credits", credits, now);
-        this.charge(r.keyHash, r.budgetIds, "byok", byok, now);
-      }
-      if (block) {
-        // A report arriving after this (cumulative) charges only what the records did not cover.
-        this.store.putBlock({
-          ...block,
-          chargedCredits: block.chargedCredits + credits,
-          chargedByok: block.chargedByok + byok,
-          holding: 0,
-          closed: true,
-          at: now,
-        });
-      }
-      this.store.putSettled({ ...settledOf(r), state: "reclaimed", at: now, charged: credits + byok });
-    }
-    this.store.pruneSettled(now - SETTLED_RETENTION_MS);
-    this.store.pruneBlocks(now - BLOCK_RETENTION_MS, now - SETTLED_RETENTION_MS);
-    return expired.length;
+    return reclaimExpired(this, now, recorded);
   }
 
   private unclaimedMs(): number {
@@ -238,11 +193,8 @@ export class LedgerCore {
     return committed(this.store.meter(scope, "credits"), this.store.meter(scope, "byok"), limit, now);
   }
 
-  freeDaily(now: number): { limit: number; used: number; remaining: number } {
-    const limit = freeDailyCeiling(this.store.account().purchased, this.limits);
-    const f = this.store.free();
-    const used = f.dayStart === dayStart(now) ? f.dayUsed : 0;
-    return { limit, used, remaining: Math.max(0, limit - used) };
+  freeDaily(now: number): FreeDaily {
+    return freeDaily(this.store, this.limits, now);
   }
 
   private checkBalance(bucket: Bucket, amount: number, now: number): Rejection | undefined {
@@ -291,32 +243,6 @@ export class LedgerCore {
     return undefined;
   }
 
-  private checkFree(now: number): Rejection | undefined {
-    const day = this.freeDaily(now);
-    if (day.used >= day.limit)
-      return { reason: "free_per_day", at: now, requests: day.limit, resetsAt: dayStart(now) + DAY_MS };
-    const f = this.store.free();
-    const minute = minuteStart(now);
-    const usedThisMinute = f.minuteStart === minute ? f.minuteUsed : 0;
-    if (usedThisMinute >= this.limits.perMinute) {
-      const requests = this.limits.perMinute;
-      return { reason: "free_per_minute", at: now, requests, resetsAt: minute + MINUTE_MS };
-    }
-    return undefined;
-  }
-
-  private countFree(now: number): void {
-    const f = this.store.free();
-    const minute = minuteStart(now);
-    const day = dayStart(now);
-    this.store.putFree({
-      minuteStart: minute,
-      minuteUsed: (f.minuteStart === minute ? f.minuteUsed : 0) + 1,
-      dayStart: day,
-      dayUsed: (f.dayStart === day ? f.dayUsed : 0) + 1,
-    });
-  }
-
   /** Adds `delta` to the open reservations of every scope a reservation (or block) holds. */
   shiftReserved(r: Pick<ReservationRecord, "keyHash" | "budgetIds" | "bucket">, delta: number): void {
     if (delta === 0) return;
@@ -348,10 +274,3 @@ export class LedgerCore {
 }
 
 const scopesOf = (keyHash: string, budgetIds: string[]) => [keyScope(keyHash), ...budgetIds.map(budgetScope)];
-const settledOf = (r: ReservationRecord) => ({
-  generationId: r.generationId,
-  keyHash: r.keyHash,
-  budgetIds: r.budgetIds,
-});
-const minuteStart = (now: number) => Math.floor(now / MINUTE_MS) * MINUTE_MS;
-const dayStart = (now: number) => Math.floor(now / DAY_MS) * DAY_MS;
