@@ -14,6 +14,7 @@ import type {
   BlockWant,
   Carried,
   KeyUsage,
+  LedgerStatus,
   RecordedCosts,
   SettleCommand,
   SettleResult,
@@ -33,13 +34,6 @@ const STALE: AdmitOutcome = { ok: false, rejection: { reason: "stale_authority" 
 const RECLAIM_RETRY_MS = 30_000;
 /** With no open reservation left, the alarm still runs this often while settled ids await pruning. */
 const PRUNE_EVERY_MS = 86_400_000;
-
-export interface LedgerStatus {
-  keys: Record<string, KeyUsage>;
-  freeModelDaily: { limit: number; used: number; remaining: number };
-  /** Micro-dollars: all-time purchased, settled spend, open reservations, purchased - spent - reserved. */
-  account: { purchased: number; spent: number; reserved: number; balance: number };
-}
 
 /** What the ledger reads of the worker's bindings (the worker's Bindings satisfy it). */
 export interface LedgerEnv {
@@ -153,10 +147,18 @@ export class Ledger extends DurableObject<LedgerEnv> {
     this.recordCarried(carried);
   }
 
-  /** Usage of any number of keys, the free-model daily counter and the account figures. */
-  async status(accountId: string, keyHashes: string[], carried: Carried = NOTHING): Promise<LedgerStatus> {
+  /**
+   * Usage of any number of keys, the free-model daily counter and the account figures; with
+   * `purchasedNow`, credits purchased are read from D1 first (GET /credits), otherwise when stale.
+   */
+  async status(
+    accountId: string,
+    keyHashes: string[],
+    carried: Carried = NOTHING,
+    purchasedNow = false,
+  ): Promise<LedgerStatus> {
     this.recordCarried(carried);
-    if (this.isStale()) await this.refreshPurchased(accountId);
+    if (purchasedNow || this.isStale()) await this.refreshPurchased(accountId);
     const now = this.clock();
     const keys: Record<string, KeyUsage> = {};
     for (const hash of keyHashes) keys[hash] = this.core.keyUsage(hash, now);
@@ -166,13 +168,6 @@ export class Ledger extends DurableObject<LedgerEnv> {
       freeModelDaily: this.core.freeDaily(now),
       account: { purchased, spent, reserved, balance },
     };
-  }
-
-  /** Account figures with credits purchased read from D1 now (GET /credits). */
-  async credits(accountId: string): Promise<LedgerStatus["account"]> {
-    await this.refreshPurchased(accountId);
-    const { purchased, spent, reserved, balance } = this.core.account();
-    return { purchased, spent, reserved, balance };
   }
 
   override async alarm(): Promise<void> {

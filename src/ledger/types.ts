@@ -210,3 +210,11 @@ export interface BlockRecord {
   /** Last change (grant or report). */
   at: number;
 }
+
+/** What a usage read answers (GET /key, GET /credits, the management key routes). */
+export interface LedgerStatus {
+  keys: Record<string, KeyUsage>;
+  freeModelDaily: { limit: number; used: number; remaining: number };
+  /** Micro-dollars: all-time purchased, settled spend, open reservations, purchased - spent - reserved. */
+  account: { purchased: number; spent: number; reserved: number; balance: number };
+}
