@@ -2,13 +2,13 @@
 
 import { DurableObject } from "cloudflare:workers";
 import app from "../src/app";
-import { LEASE_MS } from "../src/billing/accounting";
 import { admit, settleInBackground } from "../src/billing/admission";
 import type { Bindings } from "../src/env";
 import { effectivePolicy } from "../src/guardrails/policy";
+import { LEASE_MS } from "../src/ledger/core";
 import type { AuthContext } from "../src/middleware/auth";
 
-export { Ledger } from "../src/billing/ledger";
+export { Ledger } from "../src/ledger/object";
 export { VideoJob } from "../src/videos/job";
 
 /** Simulated upstream latency: real inference takes at least this long. */

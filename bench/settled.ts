@@ -1,7 +1,7 @@
 // Helpers the in-workerd benchmarks share for reading their results.
 import { env } from "cloudflare:test";
-import type { LedgerStatus } from "../src/billing/ledger";
 import { readLedgerStatus } from "../src/billing/usage";
+import type { LedgerStatus } from "../src/ledger/types";
 
 /** The ledger's status once the settlements that run after each response have landed (at most ~5 s). */
 export async function settledStatus(accountId: string, keyHashes: string[]): Promise<LedgerStatus> {

@@ -1,6 +1,6 @@
 // Worker bindings and per-request context variables, typed once for the whole app.
 import type { DataRegion } from "../regions";
-import type { Ledger } from "./billing/ledger";
+import type { Ledger } from "./ledger/object";
 import type { RequestTrace } from "./lib/request-log";
 import type { AuthContext } from "./middleware/auth";
 import type { VideoJob } from "./videos/job";

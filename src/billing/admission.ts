@@ -1,10 +1,11 @@
 // Admission and settlement: the two ledger calls every inference route makes around its upstream call.
 import type { Bindings } from "../env";
+import type { AdmitCommand, Rejection, SettleResult } from "../ledger/types";
 import { ApiError } from "../lib/errors";
 import { type AuthContext, refreshAuth } from "../middleware/auth";
 import { assertRegionAllowed } from "../middleware/region";
 import { admitThrough, type Background, ledgerFor, settleSoon } from "./ledger-client";
-import type { AdmitCommand, Rejection, SettleResult } from "./ledger-types";
+import { worded } from "./refusals";
 
 export interface AdmissionRequest {
   /** Unique per request; settle is idempotent on it. */
@@ -169,6 +170,8 @@ export async function settleInBackground(
   });
 }
 
+/** The ledger answers a reason and figures; the caller gets them worded, with the 429 headers. */
 function rejectionError(r: Rejection, model: string): ApiError {
-  return new ApiError(r.status, r.message, { ...r.metadata, model }, r.headers);
+  const w = worded(r);
+  return new ApiError(w.status, w.message, { ...w.metadata, model }, w.headers);
 }

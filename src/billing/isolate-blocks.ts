@@ -1,9 +1,17 @@
 // An isolate's side of blocks (see blocks.ts): the blocks it holds from one ledger, requests admitted
 // and settled against them locally, and the reports owed to the ledger. Plain data only: every
 // request of the isolate uses it, and none may await another's I/O.
-import { LEASE_MS } from "./accounting";
-import { BLOCK_MS, BLOCK_REQUESTS, type BlockGrant, type BlockReport, type BlockWant } from "./blocks";
-import type { AdmitCommand, AdmitOutcome, SettleCommand } from "./ledger-types";
+
+import { BLOCK_MS, BLOCK_REQUESTS } from "../ledger/blocks";
+import { LEASE_MS } from "../ledger/core";
+import type {
+  AdmitCommand,
+  AdmitOutcome,
+  BlockGrant,
+  BlockReport,
+  BlockWant,
+  SettleCommand,
+} from "../ledger/types";
 
 interface Held {
   id: string;

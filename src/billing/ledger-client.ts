@@ -1,16 +1,37 @@
-// The worker's side of the ledger: the account's Durable Object stub; requests admitted and settled
-// against this isolate's blocks without a call; admissions that arrive while calls to the same ledger
-// are in flight, sent together as the next call; and settlements and block reports waiting in this
-// isolate to ride on the next call to the same ledger (see docs/billing.md, "The ledger client").
+// The ledger client: admits a request against this isolate's block without a call when it fits,
+// otherwise through the account's ledger (admissions that arrive while calls are in flight go
+// together as the next call), and settles in the background so settlements ride on the next call
+// (see docs/billing.md, "The ledger client"). The isolate's state and the calls: isolate-state.ts.
 import type { Bindings } from "../env";
-import { BLOCK_MS, type BlockGrant, type BlockWant } from "./blocks";
-import { IsolateBlocks } from "./isolate-blocks";
-import type { AdmitCommand, AdmitOutcome, AdmitReply, Carried, SettleCommand } from "./ledger-types";
+import { BLOCK_MS } from "../ledger/blocks";
+import type {
+  AdmitCommand,
+  AdmitOutcome,
+  AdmitReply,
+  BlockGrant,
+  BlockWant,
+  SettleCommand,
+} from "../ledger/types";
+import {
+  blocksOf,
+  carryingTo,
+  closeWhenDue,
+  flush,
+  isolates,
+  type Lane,
+  lanes,
+  ledgerId,
+  MAX_BATCH,
+  send,
+  type Ticket,
+  take,
+  waiting,
+} from "./isolate-state";
+
+export { carrying, dropIsolateState, ledgerFor } from "./isolate-state";
 
 /** How long a settlement waits for another call to its ledger before it sends one itself. */
 export const SETTLE_COALESCE_MS = 20;
-/** At most this many settlements, or admissions, go in one call. */
-const MAX_BATCH = 256;
 /**
  * A request queued behind another's admission call waits at most this long for it. Past it the
  * call is presumed lost with its request (say, cancelled by a client disconnect) and the queued
@@ -38,103 +59,6 @@ export const MAX_RETRY_WAIT_MS = 5_000;
 /** What `ctx.waitUntil` gives: work that outlives the response (closing a block when its time ends). */
 export interface Background {
   waitUntil(promise: Promise<unknown>): void;
-}
-
-type LedgerStub = ReturnType<typeof ledgerFor>;
-
-/** Waiting settlements by ledger object id, each queue by generation id (oldest first). */
-const waiting = new Map<string, Map<string, SettleCommand>>();
-
-/** This isolate's blocks, by ledger object id. */
-const isolates = new Map<string, IsolateBlocks>();
-
-function blocksOf(key: string): IsolateBlocks {
-  const blocks = isolates.get(key) ?? new IsolateBlocks();
-  isolates.set(key, blocks);
-  return blocks;
-}
-
-/** One request's admission: a queued one is filled in by the call that carries it, and polls for that. */
-interface Ticket {
-  cmd: AdmitCommand;
-  outcome?: AdmitOutcome;
-  failure?: unknown;
-  /** Set when the call ahead returned and this ticket, first in line, sends the next call. */
-  leads?: boolean;
-}
-
-/** Per ledger object id: the admission calls in flight (when each was sent) and the admissions queued. */
-interface Lane {
-  calls: Set<{ sentAt: number }>;
-  queue: Ticket[];
-}
-const lanes = new Map<string, Lane>();
-
-const ids = new WeakMap<Bindings["LEDGER"], Map<string, DurableObjectId>>();
-/** The account's ledger object id, derived once per isolate and namespace (needed twice a request). */
-function ledgerId(env: Bindings, accountId: string): DurableObjectId {
-  let known = ids.get(env.LEDGER);
-  if (!known || known.size > 10_000) {
-    known = new Map();
-    ids.set(env.LEDGER, known);
-  }
-  let id = known.get(accountId);
-  if (!id) {
-    id = env.LEDGER.idFromName(accountId);
-    known.set(accountId, id);
-  }
-  return id;
-}
-
-/**
- * Forgets everything this isolate holds for the ledgers (blocks, waiting settlements, queues), as
- * its death would: the kill tests use it to show the ledger's reclaim charges from the records.
- */
-export function dropIsolateState(): void {
-  waiting.clear();
-  isolates.clear();
-  lanes.clear();
-}
-
-export function ledgerFor(env: Bindings, accountId: string) {
-  return env.LEDGER.get(ledgerId(env, accountId));
-}
-
-/**
- * Runs one call to the account's ledger with what waits for it in this isolate handed over:
- * settlements (at most MAX_BATCH) and block reports (blocks whose time ended are closed first; all
- * of them with `closeBlocks`, so a usage read sees only real reservations of this isolate). If the
- * call fails they are sent once more on their own (both are idempotent), then the error is rethrown.
- */
-export async function carrying<T>(
-  env: Bindings,
-  accountId: string,
-  call: (ledger: LedgerStub, carried: Carried) => Promise<T>,
-  closeBlocks = false,
-): Promise<T> {
-  return carryingTo(env, ledgerId(env, accountId), call, closeBlocks);
-}
-
-async function carryingTo<T>(
-  env: Bindings,
-  id: DurableObjectId,
-  call: (ledger: LedgerStub, carried: Carried) => Promise<T>,
-  closeBlocks = false,
-): Promise<T> {
-  const ledger = env.LEDGER.get(id);
-  const key = id.toString();
-  const carried = take(key, closeBlocks);
-  let out: T;
-  try {
-    out = await call(ledger, carried);
-  } catch (err) {
-    isolates.get(key)?.lost(carried.reports);
-    if (carried.settles.length + carried.reports.length > 0)
-      await send(key, ledger, take(key, false, carried));
-    throw err;
-  }
-  delivered(key, carried);
-  return out;
 }
 
 /**
@@ -274,22 +198,6 @@ async function renew(
   if (grant) await closeWhenDue(env, id, grant.blockId);
 }
 
-/** Runs in the granted request's background: when the block's time ends, closes it and reports. */
-async function closeWhenDue(env: Bindings, id: DurableObjectId, blockId: string): Promise<void> {
-  const key = id.toString();
-  const until = isolates.get(key)?.openUntil(blockId);
-  if (until == null) return;
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
-  await flush(env, id);
-}
-
-/** Sends what waits for the ledger in this isolate (closing blocks whose time ended), if anything. */
-async function flush(env: Bindings, id: DurableObjectId): Promise<void> {
-  const key = id.toString();
-  const carried = take(key);
-  if (carried.settles.length + carried.reports.length > 0) await send(key, env.LEDGER.get(id), carried);
-}
-
 /** Calls in flight, forgetting any older than ADMIT_WAIT_MS (lost with their request). */
 function activeCalls(lane: Lane): number {
   const now = Date.now();
@@ -335,55 +243,4 @@ export async function settleSoon(env: Bindings, accountId: string, cmd: SettleCo
   waiting.set(key, queue);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_COALESCE_MS));
   while (waiting.get(key)?.has(cmd.generationId)) await send(key, ledger, take(key));
-}
-
-/**
- * A failed call is logged, never thrown: the reservations' lease reclaims what it carried (see
- * LEASE_MS), and the blocks' reports ride on the next call.
- */
-async function send(key: string, ledger: LedgerStub, carried: Carried): Promise<void> {
-  try {
-    await ledger.settleMany(carried);
-    delivered(key, carried);
-  } catch (err) {
-    isolates.get(key)?.lost(carried.reports);
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message: "settle failed; the reservation lease will reclaim it",
-        generation_ids: carried.settles.map((s) => s.generationId),
-        block_ids: carried.reports.map((r) => r.blockId),
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
-  }
-}
-
-function delivered(key: string, carried: Carried): void {
-  const blocks = isolates.get(key);
-  if (!blocks) return;
-  blocks.delivered(carried.reports);
-  if (blocks.idle()) isolates.delete(key);
-}
-
-/**
- * What waits for the ledger `key` in this isolate: settlements (at most MAX_BATCH) and the reports
- * of blocks changed since last sent (blocks whose time ended are closed first; all with `closeAll`).
- * `retry` re-takes a failed call's settlements with the blocks' latest reports.
- */
-function take(key: string, closeAll = false, retry?: Carried): Carried {
-  const blocks = isolates.get(key);
-  blocks?.closeExpired(Date.now(), closeAll);
-  const reports = blocks?.take() ?? [];
-  if (retry) return { settles: retry.settles, reports };
-  const queue = waiting.get(key);
-  if (!queue) return { settles: [], reports };
-  const settles: SettleCommand[] = [];
-  for (const [id, cmd] of queue) {
-    if (settles.length === MAX_BATCH) break;
-    settles.push(cmd);
-    queue.delete(id);
-  }
-  if (queue.size === 0) waiting.delete(key);
-  return { settles, reports };
 }

@@ -1,6 +1,6 @@
 // Queries on api_keys and the wire mapping shared by GET /key and the keys API.
 import { and, desc, eq, sql } from "drizzle-orm";
-import type { KeyUsage } from "../billing/ledger-types";
+import type { KeyUsage } from "../ledger/types";
 import { microsToUsd, microsToUsdOrNull } from "../lib/money";
 import type { ApiKey } from "../schemas/keys";
 import type { KeyRow } from "./auth-records";

@@ -1,7 +1,7 @@
 // Reads of generation records: what the ledger needs for reservations it reclaims, and GET /generation.
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { RecordedCosts } from "../billing/ledger-types";
 import type { Modality } from "../catalog/types";
+import type { RecordedCosts } from "../ledger/types";
 import { microsToUsd } from "../lib/money";
 import { API_TYPES, type Generation } from "../schemas/generations";
 import { getDb, tables } from "./client";

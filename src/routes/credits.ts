@@ -1,6 +1,6 @@
 // GET /credits: the account's total credits purchased and total credit usage (management keys, as in the SDK).
 import { z } from "@hono/zod-openapi";
-import { ledgerFor } from "../billing/ledger-client";
+import { readCredits } from "../billing/usage";
 import { microsToUsd } from "../lib/money";
 import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
 import { requireManagementKey } from "../middleware/auth";
@@ -29,7 +29,7 @@ const route = apiRoute({
 
 export const creditsRoutes = createRouter().openapi(route, async (c) => {
   const { account } = c.get("auth");
-  const figures = await ledgerFor(c.env, account.id).credits(account.id);
+  const figures = await readCredits(c.env, account.id);
   return c.json(
     { data: { total_credits: microsToUsd(figures.purchased), total_usage: microsToUsd(figures.spent) } },
     200,

@@ -1,11 +1,12 @@
 // Model-based test of the ledger's pure core: random reserve/settle/release/cap-change/clock/alarm/restart runs.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { budgetScope, keyScope, LEASE_MS, LedgerCore } from "../../src/billing/accounting";
-import type { AdmitCommand } from "../../src/billing/ledger-types";
-import type { FreeLimits } from "../../src/billing/limits";
-import type { Bucket, Limit } from "../../src/billing/meter";
-import { type Window, windowStart } from "../../src/billing/windows";
+import { worded } from "../../src/billing/refusals";
+import { budgetScope, keyScope, LEASE_MS, LedgerCore } from "../../src/ledger/core";
+import type { FreeLimits } from "../../src/ledger/free-limits";
+import type { Bucket, Limit } from "../../src/ledger/meter";
+import type { AdmitCommand } from "../../src/ledger/types";
+import { type Window, windowStart } from "../../src/ledger/windows";
 import { MemoryLedgerStore } from "./memory-store";
 
 const LIMITS: FreeLimits = {
@@ -199,7 +200,9 @@ describe("ledger accounting core (model-based)", () => {
                     fits(model, budgetScope(b.id), b, cmd.amount, now),
                 ) &&
                 (!freeGated || (today < dayCeiling && thisMinute < LIMITS.perMinute));
-              const out = core.admit(admitCmd, now);
+              // The ledger answers reasons and figures; the worker words them (status, headers).
+              const admitted = core.admit(admitCmd, now);
+              const out = admitted.ok ? admitted : { ...admitted, rejection: worded(admitted.rejection) };
               expect(out.ok).toBe(expectOk);
               if (out.ok) {
                 model.open.set(admitCmd.generationId, {

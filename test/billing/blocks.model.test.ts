@@ -3,12 +3,12 @@
 // isolates lost with their state, the alarm and object restarts.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { budgetScope, keyScope, LEASE_MS, LedgerCore } from "../../src/billing/accounting";
-import { BLOCK_GRACE_MS, BLOCK_MS } from "../../src/billing/blocks";
 import { IsolateBlocks } from "../../src/billing/isolate-blocks";
-import type { AdmitCommand, BudgetLimit, Carried, SettleCommand } from "../../src/billing/ledger-types";
-import type { FreeLimits } from "../../src/billing/limits";
-import type { Limit } from "../../src/billing/meter";
+import { BLOCK_GRACE_MS, BLOCK_MS } from "../../src/ledger/blocks";
+import { budgetScope, keyScope, LEASE_MS, LedgerCore } from "../../src/ledger/core";
+import type { FreeLimits } from "../../src/ledger/free-limits";
+import type { Limit } from "../../src/ledger/meter";
+import type { AdmitCommand, BudgetLimit, Carried, SettleCommand } from "../../src/ledger/types";
 import { MemoryLedgerStore } from "./memory-store";
 
 const LIMITS: FreeLimits = {

@@ -4,9 +4,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { admit, type Reservation, settleInBackground } from "../../src/billing/admission";
-import { BLOCK_GRACE_MS, BLOCK_MS, CLOSE_REPORT_GRACE_MS } from "../../src/billing/blocks";
 import { ledgerFor } from "../../src/billing/ledger-client";
 import { readLedgerStatus } from "../../src/billing/usage";
+import { BLOCK_GRACE_MS, BLOCK_MS, CLOSE_REPORT_GRACE_MS } from "../../src/ledger/blocks";
 import { ApiError } from "../../src/lib/errors";
 import { createAccount, createKey } from "../helpers/accounts";
 import { countingEnv } from "./counting-env";

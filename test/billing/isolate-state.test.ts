@@ -5,10 +5,10 @@
 // until the unclaimed block is reclaimed (60 s). That was the multi-ingress shortfall of
 // `npm run test:ingress` (docs/reliability.md).
 import { describe, expect, it } from "vitest";
-import { BLOCK_MS, type BlockReport } from "../../src/billing/blocks";
 import { admitThrough, type Background, carrying, MAX_RETRY_WAIT_MS } from "../../src/billing/ledger-client";
-import type { AdmitCommand, AdmitReply, Carried } from "../../src/billing/ledger-types";
 import type { Bindings } from "../../src/env";
+import { BLOCK_MS } from "../../src/ledger/blocks";
+import type { AdmitCommand, AdmitReply, BlockReport, Carried } from "../../src/ledger/types";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

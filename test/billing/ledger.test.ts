@@ -1,10 +1,10 @@
 // The ledger Durable Object itself: persistence across a restart, alarm reclaiming, window resets, GET /credits, regions.
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { LEASE_MS } from "../../src/billing/accounting";
 import { admit, settle } from "../../src/billing/admission";
-import { Ledger } from "../../src/billing/ledger";
 import { ledgerFor } from "../../src/billing/ledger-client";
+import { LEASE_MS } from "../../src/ledger/core";
+import { Ledger } from "../../src/ledger/object";
 import type { ApiError } from "../../src/lib/errors";
 import { createAccount, createKey } from "../helpers/accounts";
 import { call, errorOf } from "../helpers/http";

@@ -1,14 +1,14 @@
 // An in-memory LedgerStore for the pure accounting core's model tests (no runtime needed).
 
-import type { BlockRecord } from "../../src/billing/blocks";
+import type { Bucket, Meter } from "../../src/ledger/meter";
 import type {
   AccountState,
+  BlockRecord,
   FreeCounters,
   LedgerStore,
   ReservationRecord,
   SettledRecord,
-} from "../../src/billing/ledger-types";
-import type { Bucket, Meter } from "../../src/billing/meter";
+} from "../../src/ledger/types";
 
 export class MemoryLedgerStore implements LedgerStore {
   private acct: AccountState = { purchased: 0, purchasedReadAt: 0, spent: 0, reserved: 0 };

@@ -10,11 +10,11 @@ import {
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
-import { LEASE_MS, LedgerCore, leaseFrom } from "../../src/billing/accounting";
-import { type BlockReport, UNCLAIMED_BLOCK_MS } from "../../src/billing/blocks";
 import { dropIsolateState, ledgerFor } from "../../src/billing/ledger-client";
-import type { AdmitCommand } from "../../src/billing/ledger-types";
 import { getDb, tables } from "../../src/db/client";
+import { UNCLAIMED_BLOCK_MS } from "../../src/ledger/blocks";
+import { LEASE_MS, LedgerCore, leaseFrom } from "../../src/ledger/core";
+import type { AdmitCommand, BlockReport } from "../../src/ledger/types";
 import { createAccount } from "../helpers/accounts";
 import { BASE } from "../helpers/http";
 import { countingEnv } from "./counting-env";

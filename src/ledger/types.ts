@@ -1,6 +1,6 @@
 // The ledger's records, commands and answers: what its store keeps and what crosses the wire to it.
-import type { BlockGrant, BlockRecord, BlockReport } from "./blocks";
 import type { Bucket, Limit, Meter, SpendFigures } from "./meter";
+import type { Window } from "./windows";
 
 export interface AccountState {
   /** All-time credits purchased, as last read from D1. */
@@ -95,8 +95,11 @@ export interface AdmitCommand {
   authority?: number;
 }
 
+/**
+ * Why the ledger refused, with the figures it decided on: reasons and figures only, never HTTP (the
+ * worker words them: src/billing/refusals.ts). Money in micro-dollars, instants in epoch ms.
+ */
 export interface Rejection {
-  status: 402 | 403 | 409 | 429;
   reason:
     | "balance"
     | "key_cap"
@@ -105,9 +108,25 @@ export interface Rejection {
     | "free_per_day"
     | "generation_reused"
     | "stale_authority";
-  message: string;
-  metadata: Record<string, string | number | null>;
-  headers?: Record<string, string>;
+  /** The ledger's clock when it refused. */
+  at?: number;
+  /** balance, key_cap: what the request may cost. */
+  worstCaseMicros?: number;
+  /** balance: available (may be <= 0); key_cap, budget: left under the limit. */
+  remainingMicros?: number;
+  /** key_cap, budget: the limit. */
+  limitMicros?: number;
+  /** key_cap: its reset interval (null: lifetime). */
+  reset?: Window | null;
+  /** key_cap, budget, free limits: when the window starts again (null: never). */
+  resetsAt?: number | null;
+  /** budget: the guardrail. */
+  guardrailId?: string;
+  guardrailName?: string;
+  /** free limits: requests allowed in the window. */
+  requests?: number;
+  /** generation_reused: the id. */
+  generationId?: string;
 }
 
 /**
@@ -146,4 +165,56 @@ export interface KeyUsage {
   byok: SpendFigures;
   /** Open reservations of the key. */
   reserved: { credits: number; byok: number };
+}
+
+/** The isolate asks for a block with its admission call. */
+export interface BlockWant {
+  blockId: string;
+  sizeMicros: number;
+}
+
+/** What the ledger reserved for the block; the request that asked holds its own worst case in it. */
+export interface BlockGrant {
+  blockId: string;
+  sizeMicros: number;
+}
+
+/**
+ * An isolate's report on one block, cumulative (so a report sent twice or out of order changes
+ * nothing): what requests admitted against it were charged so far, what requests still in flight
+ * hold, and whether it stopped admitting against it.
+ */
+export interface BlockReport {
+  blockId: string;
+  /** Rises with every change; the ledger applies a report only if newer than the last it applied. */
+  seq: number;
+  chargedCredits: number;
+  chargedByok: number;
+  holding: number;
+  closed: boolean;
+}
+
+/** The ledger's record of a block (its reservation lives with the others, under the block id). */
+export interface BlockRecord {
+  blockId: string;
+  keyHash: string;
+  budgetIds: string[];
+  sizeMicros: number;
+  seq: number;
+  chargedCredits: number;
+  chargedByok: number;
+  holding: number;
+  closed: boolean;
+  /** Until when the ledger counts it open (refusals that it could cover answer "retry"). */
+  openUntil: number;
+  /** Last change (grant or report). */
+  at: number;
+}
+
+/** What a usage read answers (GET /key, GET /credits, the management key routes). */
+export interface LedgerStatus {
+  keys: Record<string, KeyUsage>;
+  freeModelDaily: { limit: number; used: number; remaining: number };
+  /** Micro-dollars: all-time purchased, settled spend, open reservations, purchased - spent - reserved. */
+  account: { purchased: number; spent: number; reserved: number; balance: number };
 }

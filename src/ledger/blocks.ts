@@ -1,7 +1,16 @@
 // Blocks: room the ledger reserves for one isolate, which admits and settles requests against it
 // locally and reports back on its next call (see docs/billing.md, "Blocks"). This file is the
 // ledger's side and the wire shapes; src/billing/isolate-blocks.ts is the isolate's side.
-import type { AdmitCommand, BudgetLimit, LedgerStore, Rejection } from "./ledger-types";
+import type {
+  AdmitCommand,
+  BlockGrant,
+  BlockRecord,
+  BlockReport,
+  BlockWant,
+  BudgetLimit,
+  LedgerStore,
+  Rejection,
+} from "./types";
 
 /** An isolate admits against a block for at most this long after sending the call that got it. */
 export const BLOCK_MS = 1_000;
@@ -17,50 +26,6 @@ export const GRANT_SHARE = 4;
 export const BLOCK_REQUESTS = 1_024;
 /** Blocks fully reported are remembered this long (a report re-sent after a failed call is a no-op). */
 export const BLOCK_RETENTION_MS = 3_600_000;
-
-/** The isolate asks for a block with its admission call. */
-export interface BlockWant {
-  blockId: string;
-  sizeMicros: number;
-}
-
-/** What the ledger reserved for the block; the request that asked holds its own worst case in it. */
-export interface BlockGrant {
-  blockId: string;
-  sizeMicros: number;
-}
-
-/**
- * An isolate's report on one block, cumulative (so a report sent twice or out of order changes
- * nothing): what requests admitted against it were charged so far, what requests still in flight
- * hold, and whether it stopped admitting against it.
- */
-export interface BlockReport {
-  blockId: string;
-  /** Rises with every change; the ledger applies a report only if newer than the last it applied. */
-  seq: number;
-  chargedCredits: number;
-  chargedByok: number;
-  holding: number;
-  closed: boolean;
-}
-
-/** The ledger's record of a block (its reservation lives with the others, under the block id). */
-export interface BlockRecord {
-  blockId: string;
-  keyHash: string;
-  budgetIds: string[];
-  sizeMicros: number;
-  seq: number;
-  chargedCredits: number;
-  chargedByok: number;
-  holding: number;
-  closed: boolean;
-  /** Until when the ledger counts it open (refusals that it could cover answer "retry"). */
-  openUntil: number;
-  /** Last change (grant or report). */
-  at: number;
-}
 
 /** The part of the ledger a block needs: reservations and spend of the scopes it covers. */
 export interface BlockAccounts {
@@ -166,7 +131,7 @@ export function retryAt(
   const counts = (b: BlockRecord) => {
     if (rejection.reason === "balance") return true;
     if (rejection.reason === "key_cap") return b.keyHash === cmd.keyHash;
-    if (rejection.reason === "budget") return b.budgetIds.includes(String(rejection.metadata.guardrail_id));
+    if (rejection.reason === "budget") return b.budgetIds.includes(rejection.guardrailId ?? "");
     return false;
   };
   // A block whose time ended still holds its unused room until its closing report arrives (the

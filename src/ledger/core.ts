@@ -1,20 +1,22 @@
-// The ledger's pure accounting core: admission, reservation, settlement and reclaiming over a synchronous store.
-import {
-  applyReport,
-  BLOCK_GRACE_MS,
-  BLOCK_MS,
-  BLOCK_RETENTION_MS,
-  type BlockGrant,
-  type BlockWant,
-  grantBlock,
-  retryAt,
-  UNCLAIMED_BLOCK_MS,
-} from "./blocks";
+// The ledger's pure core: admit (check every limit), reserve, settle, reclaim, over a synchronous store.
+// It answers reasons and figures, never HTTP. The invariant it keeps, after every step:
+//
+//   purchased = balance + reserved + spent
+//
+// (credits only, micro-dollars): a reservation moves room from the balance to `reserved`, a
+// settlement moves its actual cost to `spent` and gives the rest back; asserted in
+// test/billing/accounting.model.test.ts and blocks.model.test.ts.
+import { applyReport, BLOCK_GRACE_MS, BLOCK_MS, grantBlock, retryAt, UNCLAIMED_BLOCK_MS } from "./blocks";
+import { checkFree, countFree, type FreeDaily, type FreeLimits, freeDaily } from "./free-limits";
+import { addSpend, type Bucket, committed, emptyMeter, figures, type Limit, resetsAt } from "./meter";
+import { reclaimExpired, settledOf } from "./reclaim";
 import type {
   AccountState,
   AdmitCommand,
   AdmitOutcome,
   AdmitReply,
+  BlockGrant,
+  BlockWant,
   Carried,
   KeyUsage,
   LedgerStore,
@@ -23,16 +25,12 @@ import type {
   ReservationRecord,
   SettleCommand,
   SettleResult,
-} from "./ledger-types";
-import { type FreeLimits, freeDailyCeiling } from "./limits";
-import { addSpend, type Bucket, committed, emptyMeter, figures, type Limit, resetsAt } from "./meter";
+} from "./types";
 
 /** A reservation not settled within its lease is reclaimed by the ledger's alarm. */
 export const LEASE_MS = 10 * 60_000;
 /** Longest lease a caller may ask for (long-running video jobs). */
 export const MAX_LEASE_MS = 24 * 3_600_000;
-/** Settled and reclaimed generation ids are remembered this long, for idempotent settle. */
-export const SETTLED_RETENTION_MS = 7 * 86_400_000;
 
 /**
  * The lease of a reservation that names none, from the `LEDGER_LEASE_MS` variable: only shorter than
@@ -45,10 +43,6 @@ export function leaseFrom(value: string | undefined): number {
 
 export const keyScope = (hash: string) => `key:${hash}`;
 export const budgetScope = (id: string) => `guardrail:${id}`;
-const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
-const usd = (micros: number) => (micros / 1_000_000).toFixed(6).replace(/\.?0+$/, "");
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export class LedgerCore {
   /** No blocks are granted until then: someone was told to retry, so room is short. */
@@ -102,20 +96,15 @@ export class LedgerCore {
     const open = this.store.reservation(cmd.generationId);
     if (open) return { ok: true, reservedMicros: open.amount };
     if (this.store.settled(cmd.generationId)) {
-      const rejection = reject(
-        409,
-        "generation_reused",
-        `Generation id '${cmd.generationId}' was already settled`,
-      );
-      return { ok: false, rejection };
+      return { ok: false, rejection: { reason: "generation_reused", generationId: cmd.generationId } };
     }
     const amount = cmd.worstCaseMicros;
     const bucket: Bucket = cmd.byok ? "byok" : "credits";
     const rejection =
-      this.checkBalance(bucket, amount) ??
+      this.checkBalance(bucket, amount, now) ??
       this.checkCap(cmd, bucket, amount, now) ??
       this.checkBudgets(cmd, bucket, amount, now) ??
-      (cmd.freeModel ? this.checkFree(now) : undefined);
+      (cmd.freeModel ? checkFree(this.store, this.limits, now) : undefined);
     if (rejection) {
       const retry = retryAt(this.store, cmd, rejection, now);
       if (retry == null) return { ok: false, rejection };
@@ -135,7 +124,7 @@ export class LedgerCore {
     };
     this.store.putReservation(record);
     this.shiftReserved(record, amount);
-    if (cmd.freeModel) this.countFree(now);
+    if (cmd.freeModel) countFree(this.store, now);
     return { ok: true, reservedMicros: amount };
   }
 
@@ -162,43 +151,9 @@ export class LedgerCore {
     return { status: done ? "duplicate" : "unknown", chargedMicros: 0 };
   }
 
-  /**
-   * Releases reservations whose lease has ended (their settlement never came: the isolate died, or
-   * the call carrying it failed), charging what the generation records say was spent under each:
-   * a request's record, or for a block the records admitted against it less what its reports
-   * already charged. Never more than the reservation still held (see docs/billing.md, "Reclaim").
-   */
+  /** Releases reservations whose lease ended, charged from the generation records (reclaim.ts). */
   reclaim(now: number, recorded: RecordedCosts = new Map()): number {
-    const expired = this.store.expiredReservations(now);
-    for (const r of expired) {
-      this.shiftReserved(r, -r.amount);
-      this.store.deleteReservation(r.generationId);
-      const spent = recorded.get(r.generationId);
-      const block = this.store.block(r.generationId);
-      let credits = 0;
-      let byok = 0;
-      if (spent) {
-        credits = Math.min(r.amount, Math.max(0, spent.credits - (block?.chargedCredits ?? 0)));
-        byok = Math.min(r.amount, Math.max(0, spent.byok - (block?.chargedByok ?? 0)));
-        this.charge(r.keyHash, r.budgetIds, "credits", credits, now);
-        this.charge(r.keyHash, r.budgetIds, "byok", byok, now);
-      }
-      if (block) {
-        // A report arriving after this (cumulative) charges only what the records did not cover.
-        this.store.putBlock({
-          ...block,
-          chargedCredits: block.chargedCredits + credits,
-          chargedByok: block.chargedByok + byok,
-          holding: 0,
-          closed: true,
-          at: now,
-        });
-      }
-      this.store.putSettled({ ...settledOf(r), state: "reclaimed", at: now, charged: credits + byok });
-    }
-    this.store.pruneSettled(now - SETTLED_RETENTION_MS);
-    this.store.pruneBlocks(now - BLOCK_RETENTION_MS, now - SETTLED_RETENTION_MS);
-    return expired.length;
+    return reclaimExpired(this, now, recorded);
   }
 
   private unclaimedMs(): number {
@@ -238,22 +193,15 @@ export class LedgerCore {
     return committed(this.store.meter(scope, "credits"), this.store.meter(scope, "byok"), limit, now);
   }
 
-  freeDaily(now: number): { limit: number; used: number; remaining: number } {
-    const limit = freeDailyCeiling(this.store.account().purchased, this.limits);
-    const f = this.store.free();
-    const used = f.dayStart === dayStart(now) ? f.dayUsed : 0;
-    return { limit, used, remaining: Math.max(0, limit - used) };
+  freeDaily(now: number): FreeDaily {
+    return freeDaily(this.store, this.limits, now);
   }
 
-  private checkBalance(bucket: Bucket, amount: number): Rejection | undefined {
+  private checkBalance(bucket: Bucket, amount: number, now: number): Rejection | undefined {
     if (bucket === "byok") return undefined;
     const { balance } = this.account();
     if (balance > 0 && amount <= balance) return undefined;
-    const message =
-      balance <= 0
-        ? "Insufficient credits: the account balance is not above zero. Add credits to continue."
-        : `Insufficient credits: this request may cost up to $${usd(amount)} but $${usd(balance)} is available. Add credits to continue.`;
-    return reject(402, "balance", message, { balance_usd: balance / 1_000_000 });
+    return { reason: "balance", at: now, worstCaseMicros: amount, remainingMicros: balance };
   }
 
   private checkCap(cmd: AdmitCommand, bucket: Bucket, amount: number, now: number): Rejection | undefined {
@@ -261,20 +209,15 @@ export class LedgerCore {
     if (!cap || (bucket === "byok" && !cap.includeByok)) return undefined;
     const used = this.committed(keyScope(cmd.keyHash), cap, now);
     if (used < cap.limitMicros && used + amount <= cap.limitMicros) return undefined;
-    const resets = resetsAt(cap, now);
-    const remaining = Math.max(0, cap.limitMicros - used);
-    const when = resets == null ? "it has no reset" : `it resets at ${iso(resets)}`;
-    return reject(
-      402,
-      "key_cap",
-      `API key credit limit reached: $${usd(remaining)} of the $${usd(cap.limitMicros)} limit remains and this request may cost up to $${usd(amount)}. Raise the key's limit or wait for its reset (${when}).`,
-      {
-        limit_usd: cap.limitMicros / 1_000_000,
-        limit_remaining_usd: remaining / 1_000_000,
-        limit_reset: cap.reset,
-        resets_at: resets == null ? null : iso(resets),
-      },
-    );
+    return {
+      reason: "key_cap",
+      at: now,
+      worstCaseMicros: amount,
+      remainingMicros: Math.max(0, cap.limitMicros - used),
+      limitMicros: cap.limitMicros,
+      reset: cap.reset,
+      resetsAt: resetsAt(cap, now),
+    };
   }
 
   private checkBudgets(
@@ -287,53 +230,17 @@ export class LedgerCore {
       if (bucket === "byok" && !b.includeByok) continue;
       const used = this.committed(budgetScope(b.id), b, now);
       if (used < b.limitMicros && used + amount <= b.limitMicros) continue;
-      const resets = resetsAt(b, now);
-      return reject(
-        403,
-        "budget",
-        `Guardrail '${b.name}' budget exhausted: $${usd(Math.max(0, b.limitMicros - used))} of its $${usd(b.limitMicros)} limit remains${resets == null ? "" : `; it resets at ${iso(resets)}`}.`,
-        { guardrail_id: b.id, guardrail_name: b.name, limit_usd: b.limitMicros / 1_000_000 },
-      );
+      return {
+        reason: "budget",
+        at: now,
+        remainingMicros: Math.max(0, b.limitMicros - used),
+        limitMicros: b.limitMicros,
+        resetsAt: resetsAt(b, now),
+        guardrailId: b.id,
+        guardrailName: b.name,
+      };
     }
     return undefined;
-  }
-
-  private checkFree(now: number): Rejection | undefined {
-    const f = this.store.free();
-    const day = this.freeDaily(now);
-    if (day.used >= day.limit) {
-      return rateLimited(
-        "free_per_day",
-        "Free-model daily request limit reached",
-        day.limit,
-        dayStart(now) + DAY_MS,
-        now,
-      );
-    }
-    const minute = minuteStart(now);
-    const usedThisMinute = f.minuteStart === minute ? f.minuteUsed : 0;
-    if (usedThisMinute >= this.limits.perMinute) {
-      return rateLimited(
-        "free_per_minute",
-        "Free-model per-minute request limit reached",
-        this.limits.perMinute,
-        minute + MINUTE_MS,
-        now,
-      );
-    }
-    return undefined;
-  }
-
-  private countFree(now: number): void {
-    const f = this.store.free();
-    const minute = minuteStart(now);
-    const day = dayStart(now);
-    this.store.putFree({
-      minuteStart: minute,
-      minuteUsed: (f.minuteStart === minute ? f.minuteUsed : 0) + 1,
-      dayStart: day,
-      dayUsed: (f.dayStart === day ? f.dayUsed : 0) + 1,
-    });
   }
 
   /** Adds `delta` to the open reservations of every scope a reservation (or block) holds. */
@@ -367,47 +274,3 @@ export class LedgerCore {
 }
 
 const scopesOf = (keyHash: string, budgetIds: string[]) => [keyScope(keyHash), ...budgetIds.map(budgetScope)];
-const settledOf = (r: ReservationRecord) => ({
-  generationId: r.generationId,
-  keyHash: r.keyHash,
-  budgetIds: r.budgetIds,
-});
-const minuteStart = (now: number) => Math.floor(now / MINUTE_MS) * MINUTE_MS;
-const dayStart = (now: number) => Math.floor(now / DAY_MS) * DAY_MS;
-
-function reject(
-  status: Rejection["status"],
-  reason: Rejection["reason"],
-  message: string,
-  metadata: Rejection["metadata"] = {},
-): Rejection {
-  return { status, reason, message, metadata: { reason, ...metadata } };
-}
-
-/** A platform 429: X-RateLimit-Reset is the Unix epoch in milliseconds; Retry-After is in seconds. */
-function rateLimited(
-  reason: Rejection["reason"],
-  what: string,
-  limit: number,
-  resetAt: number,
-  now: number,
-): Rejection {
-  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
-  return {
-    ...reject(
-      429,
-      reason,
-      `${what} (${limit}); retry after ${retryAfter} s. Requests with your own provider key (BYOK) are not limited.`,
-      {
-        limit,
-        resets_at: iso(resetAt),
-      },
-    ),
-    headers: {
-      "X-RateLimit-Limit": String(limit),
-      "X-RateLimit-Remaining": "0",
-      "X-RateLimit-Reset": String(resetAt),
-      "Retry-After": String(retryAfter),
-    },
-  };
-}

@@ -3,21 +3,22 @@ import { DurableObject } from "cloudflare:workers";
 import { creditsPurchasedMicros } from "../db/api-keys";
 import { getDb } from "../db/client";
 import { recordedCosts } from "../db/generations";
-import type { Bindings } from "../env";
-import { LedgerCore, leaseFrom } from "./accounting";
-import type { BlockGrant, BlockWant } from "./blocks";
+import { LedgerCore, leaseFrom } from "./core";
+import { freeLimitsFrom } from "./free-limits";
+import { SqlLedgerStore } from "./sql-store";
 import type {
   AdmitCommand,
   AdmitOutcome,
   AdmitReply,
+  BlockGrant,
+  BlockWant,
   Carried,
   KeyUsage,
+  LedgerStatus,
   RecordedCosts,
   SettleCommand,
   SettleResult,
-} from "./ledger-types";
-import { freeLimitsFrom } from "./limits";
-import { SqlLedgerStore } from "./sql-store";
+} from "./types";
 
 /**
  * The ledger's copy of credits purchased (D1 `credit_grants`) is re-read when older than this, and
@@ -28,28 +29,22 @@ export const PURCHASED_STALENESS_MS = 60_000;
 /** Nothing carried. */
 const NOTHING: Carried = { settles: [], reports: [] };
 /** The answer to an admission made on an auth record older than the account's authority version. */
-const STALE: AdmitOutcome = {
-  ok: false,
-  rejection: {
-    status: 409,
-    reason: "stale_authority",
-    message: "The API key's settings changed; read them again",
-    metadata: {},
-  },
-};
+const STALE: AdmitOutcome = { ok: false, rejection: { reason: "stale_authority" } };
 /** A reclaim whose generation records could not be read is tried again after this long. */
 const RECLAIM_RETRY_MS = 30_000;
 /** With no open reservation left, the alarm still runs this often while settled ids await pruning. */
 const PRUNE_EVERY_MS = 86_400_000;
 
-export interface LedgerStatus {
-  keys: Record<string, KeyUsage>;
-  freeModelDaily: { limit: number; used: number; remaining: number };
-  /** Micro-dollars: all-time purchased, settled spend, open reservations, purchased - spent - reserved. */
-  account: { purchased: number; spent: number; reserved: number; balance: number };
+/** What the ledger reads of the worker's bindings (the worker's Bindings satisfy it). */
+export interface LedgerEnv {
+  DB: D1Database;
+  /** JSON overrides of the free-model limits (see free-limits.ts). */
+  FREE_MODEL_LIMITS?: string;
+  /** A shorter default lease, for the local kill tests (see leaseFrom). */
+  LEDGER_LEASE_MS?: string;
 }
 
-export class Ledger extends DurableObject<Bindings> {
+export class Ledger extends DurableObject<LedgerEnv> {
   private readonly store: SqlLedgerStore;
   private readonly core: LedgerCore;
   private alarmAt: number | null = null;
@@ -59,7 +54,7 @@ export class Ledger extends DurableObject<Bindings> {
   /** The time source; tests replace it to cross window boundaries. */
   clock: () => number = () => Date.now();
 
-  constructor(ctx: DurableObjectState, env: Bindings) {
+  constructor(ctx: DurableObjectState, env: LedgerEnv) {
     super(ctx, env);
     this.store = new SqlLedgerStore(ctx.storage);
     this.core = new LedgerCore(
@@ -152,10 +147,18 @@ export class Ledger extends DurableObject<Bindings> {
     this.recordCarried(carried);
   }
 
-  /** Usage of any number of keys, the free-model daily counter and the account figures. */
-  async status(accountId: string, keyHashes: string[], carried: Carried = NOTHING): Promise<LedgerStatus> {
+  /**
+   * Usage of any number of keys, the free-model daily counter and the account figures; with
+   * `purchasedNow`, credits purchased are read from D1 first (GET /credits), otherwise when stale.
+   */
+  async status(
+    accountId: string,
+    keyHashes: string[],
+    carried: Carried = NOTHING,
+    purchasedNow = false,
+  ): Promise<LedgerStatus> {
     this.recordCarried(carried);
-    if (this.isStale()) await this.refreshPurchased(accountId);
+    if (purchasedNow || this.isStale()) await this.refreshPurchased(accountId);
     const now = this.clock();
     const keys: Record<string, KeyUsage> = {};
     for (const hash of keyHashes) keys[hash] = this.core.keyUsage(hash, now);
@@ -165,13 +168,6 @@ export class Ledger extends DurableObject<Bindings> {
       freeModelDaily: this.core.freeDaily(now),
       account: { purchased, spent, reserved, balance },
     };
-  }
-
-  /** Account figures with credits purchased read from D1 now (GET /credits). */
-  async credits(accountId: string): Promise<LedgerStatus["account"]> {
-    await this.refreshPurchased(accountId);
-    const { purchased, spent, reserved, balance } = this.core.account();
-    return { purchased, spent, reserved, balance };
   }
 
   override async alarm(): Promise<void> {
