@@ -3,7 +3,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
-import { ApiError, errorEnvelope } from "./lib/errors";
+import { ApiError, anthropicErrorEnvelope, errorEnvelope } from "./lib/errors";
 import { createRouter } from "./lib/openapi";
 import { RouteTable } from "./lib/route-table";
 import { abuseProtection } from "./middleware/abuse";
@@ -19,6 +19,7 @@ import { generationsRoutes } from "./routes/generations";
 import { guardrailsRoutes } from "./routes/guardrails";
 import { keyRoutes } from "./routes/key";
 import { keysRoutes } from "./routes/keys";
+import { MESSAGES_PATH, messagesRoutes } from "./routes/messages";
 import { modelsRoutes } from "./routes/models";
 import { presetsRoutes } from "./routes/presets";
 import { speechRoutes } from "./routes/speech";
@@ -35,6 +36,7 @@ const api = createRouter()
   .route("/", guardrailsRoutes)
   .route("/", byokRoutes)
   .route("/", chatRoutes)
+  .route("/", messagesRoutes)
   .route("/", embeddingsRoutes)
   .route("/", generationsRoutes)
   .route("/", speechRoutes)
@@ -73,6 +75,12 @@ app.use(`${API_PREFIX}/*`, async (c, next) => {
 app.route(API_PREFIX, api);
 
 app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", {
+  type: "apiKey",
+  in: "header",
+  name: "x-api-key",
+  description: "The API key in `x-api-key` (Anthropic clients); used when no Authorization header is sent",
+});
 app.doc31(`${API_PREFIX}/openapi.json`, {
   openapi: "3.1.0",
   info: { title: "Edge model gateway", version: "1.0.0" },
@@ -80,19 +88,23 @@ app.doc31(`${API_PREFIX}/openapi.json`, {
 
 app.notFound((c) => c.json(errorEnvelope(404, `No route for ${c.req.method} ${c.req.path}`), 404));
 
+/** Paths whose clients speak the Anthropic Messages API: their errors use its envelope. */
+const ANTHROPIC_PATHS = new Set([`${API_PREFIX}${MESSAGES_PATH}`]);
+
 app.onError((err, c) => {
   const auth = c.get("auth");
   const userId = auth ? { user_id: auth.key.creatorUserId } : {};
+  const envelope = (status: number, message: string, metadata?: Record<string, unknown>) =>
+    ANTHROPIC_PATHS.has(c.req.path)
+      ? anthropicErrorEnvelope(status, message, metadata, c.get("requestId"))
+      : { ...errorEnvelope(status, message, metadata), ...userId };
   if (err instanceof ApiError) {
     for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
-    return c.json(
-      { ...errorEnvelope(err.status, err.message, err.metadata), ...userId },
-      err.status as ContentfulStatusCode,
-    );
+    return c.json(envelope(err.status, err.message, err.metadata), err.status as ContentfulStatusCode);
   }
   if (err instanceof HTTPException && err.status < 500) {
     const status = err.status as ContentfulStatusCode;
-    return c.json({ ...errorEnvelope(status, err.message || "Bad request"), ...userId }, status);
+    return c.json(envelope(status, err.message || "Bad request"), status);
   }
   console.error(
     JSON.stringify({
@@ -103,7 +115,7 @@ app.onError((err, c) => {
       stack: err instanceof Error ? err.stack : undefined,
     }),
   );
-  return c.json({ ...errorEnvelope(500, "Internal server error"), ...userId }, 500);
+  return c.json(envelope(500, "Internal server error"), 500);
 });
 
 export default app;

@@ -264,9 +264,12 @@ export function sseAnswer(
   const startedAt = Date.now();
   let sentFirst = false;
 
+  /** Whether the chunk wrote anything (a chunk a format has no frame for is folded all the same). */
   const emitChunk = (controller: ReadableStreamDefaultController<Uint8Array>, chunk: ChatChunk) => {
     folded.add(chunk);
-    send(controller, format.chunk(chunk, folded));
+    const frames = format.chunk(chunk, folded);
+    send(controller, frames);
+    return frames !== "";
   };
   const end = (controller: ReadableStreamDefaultController<Uint8Array>) => {
     const { usage } = folded.finalUsage(meta.promptEstimate);
@@ -286,37 +289,40 @@ export function sseAnswer(
     start(controller) {
       send(controller, format.open());
     },
+    // Every pull enqueues something (or ends the stream): a pull that enqueued nothing would leave a
+    // waiting reader waiting, so chunks a format writes no frame for are read past here.
     async pull(controller) {
       if (!sentFirst) {
         sentFirst = true;
         if (opened.first.done) return end(controller);
-        emitChunk(controller, opened.first.value);
-        return;
+        if (emitChunk(controller, opened.first.value)) return;
       }
-      pending ??= opened.iterator.next();
-      let next: IteratorResult<ChatChunk> | "tick";
-      try {
-        next = await Promise.race([pending, sleep(KEEPALIVE_MS)]);
-      } catch (err) {
-        pending = null;
-        return fail(controller, err);
-      }
-      if (next === "tick") {
-        const now = Date.now();
-        if (now - lastEventAt >= CHAT_IDLE_MS || now - startedAt >= CHAT_TOTAL_MS) {
-          pending.catch(() => {});
-          return fail(
-            controller,
-            new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" }),
-          );
+      for (;;) {
+        pending ??= opened.iterator.next();
+        let next: IteratorResult<ChatChunk> | "tick";
+        try {
+          next = await Promise.race([pending, sleep(KEEPALIVE_MS)]);
+        } catch (err) {
+          pending = null;
+          return fail(controller, err);
         }
-        send(controller, format.keepalive);
-        return;
+        if (next === "tick") {
+          const now = Date.now();
+          if (now - lastEventAt >= CHAT_IDLE_MS || now - startedAt >= CHAT_TOTAL_MS) {
+            pending.catch(() => {});
+            return fail(
+              controller,
+              new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" }),
+            );
+          }
+          send(controller, format.keepalive);
+          return;
+        }
+        pending = null;
+        lastEventAt = Date.now();
+        if (next.done) return end(controller);
+        if (emitChunk(controller, next.value)) return;
       }
-      pending = null;
-      lastEventAt = Date.now();
-      if (next.done) return end(controller);
-      emitChunk(controller, next.value);
     },
     cancel(reason) {
       // The client left: stop the upstream; the generation is cancelled and billed for what it produced.
