@@ -125,7 +125,12 @@ const OutputConfigSchema = z.object({
     .nullish(),
 });
 
-const FallbackSchema = z.object({ model: z.string().min(1) });
+/** A fallback is a model: a preset there would be taken for an unknown model and silently skipped. */
+const FallbackModel = z
+  .string()
+  .min(1)
+  .refine((m) => !m.includes("@preset/"), "a fallback model cannot be a preset (use `preset`)");
+const FallbackSchema = z.object({ model: FallbackModel });
 
 const messagesFields = {
   model: z.string().min(1).optional(),
@@ -145,7 +150,7 @@ const messagesFields = {
   output_config: OutputConfigSchema.optional(),
   service_tier: z.string().max(32).optional(),
   /** Gateway: fallback models, tried in order when the model's providers all fail. */
-  models: z.array(z.string().min(1)).max(MAX_MESSAGES_FALLBACKS).optional(),
+  models: z.array(FallbackModel).max(MAX_MESSAGES_FALLBACKS).optional(),
   /** Gateway: the same as `models`, as objects (OpenRouter's Messages name). */
   fallbacks: z.array(FallbackSchema).max(MAX_MESSAGES_FALLBACKS).nullish(),
   provider: ChatRequestSchema.shape.provider,

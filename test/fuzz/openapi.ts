@@ -59,7 +59,13 @@ export interface OpenApiDocument {
   components?: { schemas?: Record<string, JsonSchema> };
 }
 
-const INFERENCE_PATHS = new Set(["/chat/completions", "/embeddings", "/audio/speech", "/videos"]);
+const INFERENCE_PATHS = new Set([
+  "/chat/completions",
+  "/messages",
+  "/embeddings",
+  "/audio/speech",
+  "/videos",
+]);
 
 export async function loadDocument(): Promise<OpenApiDocument> {
   const res = await call("/openapi.json");

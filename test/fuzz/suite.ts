@@ -12,7 +12,7 @@ export function areaOf(op: Pick<Operation, "method" | "path">): Area {
   if (p === "/key" || p.startsWith("/keys") || p === "/credits" || p === "/models") return "keys";
   if (p.startsWith("/guardrails")) return "guardrails";
   if (p.startsWith("/presets") || p.startsWith("/byok")) return "presets-byok";
-  if (["/chat", "/embeddings", "/audio", "/generation"].some((prefix) => p.startsWith(prefix)))
+  if (["/chat", "/messages", "/embeddings", "/audio", "/generation"].some((prefix) => p.startsWith(prefix)))
     return "inference";
   if (p.startsWith("/videos")) return "videos";
   throw new Error(`no fuzz area for ${operationName(op)}: add it to test/fuzz/suite.ts`);

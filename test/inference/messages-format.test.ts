@@ -166,7 +166,7 @@ describe("a Messages request in the chat normal form", () => {
     ]);
   });
 
-  it("refuses what it cannot translate: thinking in a user turn, models and fallbacks both, no max_tokens", () => {
+  it("refuses what it cannot translate: thinking in a user turn, models and fallbacks both, no max_tokens, a preset as fallback", () => {
     expect(() =>
       chatBodyOf(
         parse({
@@ -193,6 +193,12 @@ describe("a Messages request in the chat normal form", () => {
         messages: [{ role: "user", content: "x" }],
       }).success,
     ).toBe(false);
+    const presetFallback = MessagesRequestSchema.safeParse({
+      max_tokens: 1,
+      fallbacks: [{ model: "@preset/other" }],
+      messages: [{ role: "user", content: "x" }],
+    });
+    expect(presetFallback.error?.issues[0]?.message).toContain("cannot be a preset");
   });
 });
 
