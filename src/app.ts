@@ -4,7 +4,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
-import { ApiError, errorEnvelope } from "./lib/errors";
+import { ApiError, anthropicErrorEnvelope, errorEnvelope } from "./lib/errors";
 import { log } from "./lib/log";
 import { createRouter } from "./lib/openapi";
 import { documentOf, registerComponents } from "./lib/openapi-document";
@@ -25,6 +25,7 @@ import { generationsRoutes } from "./routes/generations";
 import { guardrailsRoutes } from "./routes/guardrails";
 import { keyRoutes } from "./routes/key";
 import { keysRoutes } from "./routes/keys";
+import { MESSAGES_PATH, messagesRoutes } from "./routes/messages";
 import { API_PREFIX, DOCS_PATH, DOCUMENT_PATH, metaRoutes } from "./routes/meta";
 import { modelsRoutes } from "./routes/models";
 import { presetsRoutes } from "./routes/presets";
@@ -45,6 +46,7 @@ const api = createRouter()
   .route("/", byokRoutes)
   .route("/", chatRoutes)
   .route("/", responsesRoutes)
+  .route("/", messagesRoutes)
   .route("/", embeddingsRoutes)
   .route("/", generationsRoutes)
   .route("/", activityRoutes)
@@ -84,24 +86,34 @@ app.use(`${API_PREFIX}/*`, async (c, next) => {
 
 app.route(API_PREFIX, api);
 app.route("/", consoleRoutes);
+app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", {
+  type: "apiKey",
+  in: "header",
+  name: "x-api-key",
+  description: "The API key in `x-api-key` (Anthropic clients); used when no Authorization header is sent",
+});
 app.route("/", metaRoutes(documentOf(app)));
 registerComponents(app.openAPIRegistry);
 
 app.notFound((c) => c.json(errorEnvelope(404, `No route for ${c.req.method} ${c.req.path}`), 404));
 
+/** Paths whose clients speak the Anthropic Messages API: their errors use its envelope. */
+const ANTHROPIC_PATHS = new Set([`${API_PREFIX}${MESSAGES_PATH}`]);
+
 app.onError((err, c) => {
   const auth = c.get("auth");
   const userId = auth ? { user_id: auth.key.creatorUserId } : {};
+  const envelope = (status: number, message: string, metadata?: Record<string, unknown>) =>
+    ANTHROPIC_PATHS.has(c.req.path)
+      ? anthropicErrorEnvelope(status, message, metadata, c.get("requestId"))
+      : { ...errorEnvelope(status, message, metadata), ...userId };
   if (err instanceof ApiError) {
     for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
-    return c.json(
-      { ...errorEnvelope(err.status, err.message, err.metadata), ...userId },
-      err.status as ContentfulStatusCode,
-    );
+    return c.json(envelope(err.status, err.message, err.metadata), err.status as ContentfulStatusCode);
   }
   if (err instanceof HTTPException && err.status < 500) {
     const status = err.status as ContentfulStatusCode;
-    return c.json({ ...errorEnvelope(status, err.message || "Bad request"), ...userId }, status);
+    return c.json(envelope(status, err.message || "Bad request"), status);
   }
   // The detail goes into the request's one log line (lib/request-log.ts), never to the caller.
   const trace = c.get("trace");
@@ -109,7 +121,7 @@ app.onError((err, c) => {
   const stack = err instanceof Error ? err.stack : undefined;
   if (trace) Object.assign(trace, { error, stack });
   else log("error", { message: "unexpected error", request_id: c.get("requestId"), error, stack });
-  return c.json({ ...errorEnvelope(500, "Internal server error"), ...userId }, 500);
+  return c.json(envelope(500, "Internal server error"), 500);
 });
 
 export default app;

@@ -166,6 +166,13 @@ const ROWS: Row[] = [
     body: () => ({ model: "sandbox/chat-echo", messages: [{ role: "system", content: "Be brief." }] }),
     expect: OWN_WORKSPACE,
   },
+  {
+    method: "POST",
+    path: "/presets/{slug}/messages",
+    target: "preset",
+    body: () => ({ model: "sandbox/chat-echo", system: "Be brief.", messages: [] }),
+    expect: OWN_WORKSPACE,
+  },
 
   { method: "GET", path: "/videos/{id}", target: "video job (in progress)", expect: WORKSPACE },
   { method: "GET", path: "/videos/{id}/content", target: "video job (completed)", expect: WORKSPACE },

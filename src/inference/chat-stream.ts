@@ -293,6 +293,7 @@ export function sseAnswer(
   const startedAt = Date.now();
   let sentFirst = false;
 
+  /** Whether the chunk wrote anything (a chunk a format has no frame for is folded all the same). */
   const emitChunk = (controller: ReadableStreamDefaultController<Uint8Array>, chunk: ChatChunk) => {
     folded.add(chunk);
     return send(controller, format.chunk(chunk, folded));

@@ -103,10 +103,14 @@ function filteredMessages(body: ChatRequestBody, policy: Parameters<typeof filte
   return { messages, flags: verdict.flags };
 }
 
+/** What a client format adds to the adapter request beyond the chat body (its API headers). */
+export type ChatRequestExtras = Pick<ChatRequest, "anthropic">;
+
 function adapterRequest(
   body: ChatRequestBody,
   messages: ChatMessage[],
   e: CatalogEndpointEntry,
+  extras: ChatRequestExtras,
 ): ChatRequest {
   const reasoning = body.reasoning ?? (body.reasoning_effort ? { effort: body.reasoning_effort } : undefined);
   const defined = <T extends Record<string, unknown>>(o: T) =>
@@ -138,6 +142,8 @@ function adapterRequest(
         })
       : undefined,
     user: body.user,
+    cacheControl: body.cache_control,
+    ...extras,
     passthrough: body.provider?.options?.[e.provider] as Record<string, unknown> | undefined,
   }) as ChatRequest;
 }
@@ -151,6 +157,7 @@ export async function runChat(
   c: Context<AppEnv>,
   body: ChatRequestBody,
   format: ChatClientFormat = CHAT_COMPLETIONS,
+  extras: ChatRequestExtras = {},
 ): Promise<Response> {
   const auth = c.get("auth");
   const model = body.model ?? body.models?.[0];
@@ -193,7 +200,7 @@ export async function runChat(
         const onAbort = () => abort.abort(ctx.signal.reason);
         ctx.signal.addEventListener("abort", onAbort, { once: true });
         try {
-          const stream = await adapter.chat!(adapterRequest(body, messages, attempt.endpoint), {
+          const stream = await adapter.chat!(adapterRequest(body, messages, attempt.endpoint, extras), {
             ...ctx,
             signal: abort.signal,
             ...(echoes ? { onUpstreamBody: (sent: unknown) => echoes.push(sent) } : {}),

@@ -47,3 +47,45 @@ export function errorEnvelope(status: number, message: string, metadata?: Record
     error: metadata ? { code: status, message, metadata } : { code: status, message },
   };
 }
+
+/** The Anthropic Messages API's error type for a status (the `/messages` route answers in its envelope). */
+export function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 400:
+    case 413:
+    case 422:
+      return "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 402:
+      return "billing_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 408:
+    case 524:
+      return "timeout_error";
+    case 429:
+      return "rate_limit_error";
+    case 503:
+    case 529:
+      return "overloaded_error";
+    default:
+      return "api_error";
+  }
+}
+
+/** The body of an error on the Anthropic Messages route: `{type: "error", error: {type, message}}`. */
+export function anthropicErrorEnvelope(
+  status: number,
+  message: string,
+  metadata?: Record<string, unknown>,
+  requestId?: string,
+) {
+  return {
+    type: "error" as const,
+    error: { type: anthropicErrorType(status), message, ...(metadata ? { metadata } : {}) },
+    ...(requestId ? { request_id: requestId } : {}),
+  };
+}

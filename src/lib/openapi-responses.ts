@@ -128,10 +128,12 @@ export function withSharedResponses(route: RouteConfig, traits: OperationTraits 
   const out: Responses = {};
   for (const [status, response] of Object.entries(route.responses)) {
     const success = Number(status) < 300;
-    const extra =
-      success && traits.inference
+    // A route's own error response (another envelope, say) carries the same headers as a shared one.
+    const extra = success
+      ? traits.inference
         ? headers("RequestId", "GenerationId", "ServerTiming")
-        : headers("RequestId");
+        : headers("RequestId")
+      : errorHeaders(Number(status));
     const own = "headers" in response ? response.headers : undefined;
     out[status] = { ...response, headers: { ...extra, ...own } };
   }

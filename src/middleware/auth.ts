@@ -71,14 +71,28 @@ async function resolve(db: D1Database, hash: string, fresh = false): Promise<Aut
   }
 }
 
-export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const header = c.req.header("Authorization");
-  if (!header) throw unauthorized("Missing Authorization header; send 'Authorization: Bearer <API key>'");
-  const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
-  if (!match || !TOKEN_PATTERN.test(match[1]!)) {
-    throw unauthorized("Malformed Authorization header; expected 'Bearer <API key>'");
+/**
+ * The API key of a request: `Authorization: Bearer <key>`, or, when that header is absent, `x-api-key`
+ * (what Anthropic clients such as Claude Code send with an API key rather than an auth token).
+ */
+function tokenOf(authorization: string | undefined, xApiKey: string | undefined): string {
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
+    if (!match || !TOKEN_PATTERN.test(match[1]!)) {
+      throw unauthorized("Malformed Authorization header; expected 'Bearer <API key>'");
+    }
+    return match[1]!;
   }
-  const hash = await sha256Hex(match[1]!);
+  if (xApiKey !== undefined) {
+    if (!TOKEN_PATTERN.test(xApiKey.trim())) throw unauthorized("Malformed x-api-key header");
+    return xApiKey.trim();
+  }
+  throw unauthorized("Missing Authorization header; send 'Authorization: Bearer <API key>'");
+}
+
+export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
+  const token = tokenOf(c.req.header("Authorization"), c.req.header("x-api-key"));
+  const hash = await sha256Hex(token);
   c.set("auth", usable(await resolve(c.env.DB, hash), hash));
   await next();
 });

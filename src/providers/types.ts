@@ -139,7 +139,10 @@ export interface VideoAdapter {
 // `openai` and `@openrouter/sdk` parse). Adapters translate it to their wire format, and their answer
 // (always requested streamed) back into OpenAI-shaped chunks.
 
-/** One message as clients send it (system/developer/user/assistant/tool; text and media parts). */
+/**
+ * One message as clients send it (system/developer/user/assistant/tool; text and media parts). A tool
+ * message may also carry `is_error` and `cache_control` (from Anthropic tool_result blocks).
+ */
 export type ChatMessage = Record<string, unknown> & { role: string };
 
 export interface ChatRequest {
@@ -165,6 +168,13 @@ export interface ChatRequest {
   responseFormat?: Record<string, unknown>;
   reasoning?: { effort?: string; max_tokens?: number; exclude?: boolean; enabled?: boolean };
   user?: string;
+  /** Prompt caching of the whole request (`cache_control` at the top level: Anthropic's automatic caching). */
+  cacheControl?: Record<string, unknown>;
+  /**
+   * The Anthropic API headers a Messages client sent (`anthropic-version`, `anthropic-beta`), passed on
+   * by adapters that speak the Anthropic wire format and ignored by the others.
+   */
+  anthropic?: { version?: string; beta?: string };
   /** Provider passthrough options for this endpoint's provider (`provider.options[<slug>]`). */
   passthrough?: Record<string, unknown>;
 }

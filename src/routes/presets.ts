@@ -1,4 +1,4 @@
-// The presets API: create a preset (or its next version) from a responses or chat body, and read presets and versions.
+// The presets API: create a preset (or its next version) from a responses, chat or messages body, and read presets and versions.
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getDb } from "../db/client";
@@ -14,6 +14,7 @@ import {
   presetVersionToWire,
 } from "../db/presets";
 import type { AppEnv } from "../env";
+import { presetChatBodyOf } from "../inference/formats/messages-request";
 import { badRequest, notFound } from "../lib/errors";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
@@ -21,6 +22,7 @@ import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
 import { chatPresetConfigOf, PresetChatRequestSchema } from "../schemas/chat-preset";
 import { jsonBoundsProblem, PASSTHROUGH_MAX_DEPTH } from "../schemas/common";
+import { PresetMessagesRequestSchema } from "../schemas/messages";
 import {
   PresetPageQuerySchema,
   PresetSchema,
@@ -65,6 +67,27 @@ const createFromChat = apiRoute(
       "Management key required. Only the fields that belong to a preset config persist; the system and developer messages become the system prompt; other messages, `stream` and other per-request fields are ignored.",
     middleware: [requireManagementKey, requireJsonBody] as const,
     request: { params: PresetSlugParamSchema, body: jsonBody(PresetChatRequestSchema) },
+    responses: {
+      200: jsonContent(
+        z.object({ data: PresetWithVersionSchema }),
+        "The preset with its new designated version",
+      ),
+    },
+  },
+  { also: [409] },
+);
+
+const createFromMessages = apiRoute(
+  {
+    ...common,
+    method: "post",
+    path: "/presets/{slug}/messages",
+    operationId: "createPresetsMessages",
+    summary: "Create a preset, or a new designated version of it, from an Anthropic Messages request body",
+    description:
+      "Management key required. The body is read as POST /messages reads it and kept in the chat form (so the preset serves every chat format): `system` becomes the system prompt, `stop_sequences` `stop`, `thinking` `reasoning`, tools function tools; `messages`, `stream` and other per-request fields are ignored.",
+    middleware: [requireManagementKey, requireJsonBody] as const,
+    request: { params: PresetSlugParamSchema, body: jsonBody(PresetMessagesRequestSchema) },
     responses: {
       200: jsonContent(
         z.object({ data: PresetWithVersionSchema }),
@@ -164,6 +187,11 @@ export const presetsRoutes = createRouter()
   .openapi(createFromChat, async (c) => {
     const { slug } = c.req.valid("param");
     const data = await createVersion(c, slug, chatPresetConfigOf(c.req.valid("json")));
+    return c.json({ data }, 200);
+  })
+  .openapi(createFromMessages, async (c) => {
+    const { slug } = c.req.valid("param");
+    const data = await createVersion(c, slug, chatPresetConfigOf(presetChatBodyOf(c.req.valid("json"))));
     return c.json({ data }, 200);
   })
   .openapi(list, async (c) => {

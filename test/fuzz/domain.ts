@@ -67,7 +67,8 @@ const MODELS: Record<string, Array<[number, string]>> = {
 };
 
 function modalityOf(path: string): keyof typeof MODELS | null {
-  if (path.endsWith("/chat/completions") || path.endsWith("/responses")) return "chat";
+  if (path.endsWith("/chat/completions") || path.endsWith("/responses") || path.endsWith("/messages"))
+    return "chat";
   if (path === "/embeddings") return "embeddings";
   if (path === "/audio/speech") return "speech";
   if (path === "/videos") return "video";

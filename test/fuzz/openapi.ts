@@ -64,6 +64,7 @@ const OUTSIDE_THE_API = new Set(["/", "/health"]);
 const INFERENCE_PATHS = new Set([
   "/chat/completions",
   "/responses",
+  "/messages",
   "/embeddings",
   "/audio/speech",
   "/videos",

@@ -1,4 +1,7 @@
 // What every fuzzed response must satisfy: no 5xx, the error envelope, no stack trace, no secret, no other tenant's resource.
+
+import { API_PREFIX } from "../../src/app";
+import { anthropicErrorType } from "../../src/lib/errors";
 import type { Operation } from "./openapi";
 import type { FuzzCase } from "./requests";
 
@@ -42,6 +45,15 @@ const ACCOUNT_OF: Record<string, "a" | "b" | undefined> = {
   "regular-b": "b",
 };
 
+/** Paths whose errors use the Anthropic Messages envelope instead of the gateway's. */
+const ANTHROPIC_PATHS = new Set(["/messages"]);
+
+/** The path a case's URL reaches once dot segments are resolved (`/presets/../messages` is `/messages`). */
+const servedPath = (url: string) => {
+  const path = new URL(`${API_PREFIX}${url}`, "http://fuzz.test/").pathname;
+  return path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) : path;
+};
+
 /** The first property the response breaks, or null. */
 export function problemWith(op: Operation, c: FuzzCase, r: Observed, secrets: string[]): string | null {
   if (r.status >= 500 && !(op.inference && UPSTREAM_STATUSES.has(r.status) && upstreamReached(r))) {
@@ -61,7 +73,10 @@ export function problemWith(op: Operation, c: FuzzCase, r: Observed, secrets: st
   }
   if (r.status < 400 || c.method === "HEAD") return null;
   if (!/^application\/json\b/i.test(r.contentType)) return `error with Content-Type '${r.contentType}'`;
-  let body: { error?: { code?: unknown; message?: unknown; metadata?: unknown } };
+  let body: {
+    type?: unknown;
+    error?: { code?: unknown; type?: unknown; message?: unknown; metadata?: unknown };
+  };
   try {
     body = JSON.parse(r.text) as typeof body;
   } catch {
@@ -69,7 +84,12 @@ export function problemWith(op: Operation, c: FuzzCase, r: Observed, secrets: st
   }
   const error = body?.error;
   if (!error || typeof error !== "object") return "error body has no `error` object";
-  if (error.code !== r.status) return `error.code ${JSON.stringify(error.code)} != status ${r.status}`;
+  if (ANTHROPIC_PATHS.has(servedPath(c.url))) {
+    // Anthropic's envelope: `{type: "error", error: {type, message}}`, the type following the status.
+    if (body.type !== "error") return "Anthropic error body without type 'error'";
+    if (error.type !== anthropicErrorType(r.status))
+      return `error.type ${JSON.stringify(error.type)} != ${anthropicErrorType(r.status)} for status ${r.status}`;
+  } else if (error.code !== r.status) return `error.code ${JSON.stringify(error.code)} != status ${r.status}`;
   if (typeof error.message !== "string" || error.message.length === 0)
     return "error.message is not a non-empty string";
   const meta = error.metadata;

@@ -38,7 +38,11 @@ export interface FuzzCase {
 type Target = "a" | "b" | null;
 
 /** Operations that create the resource their path names: any account may use any name there. */
-const CREATES_BY_NAME = new Set(["POST /presets/{slug}/responses", "POST /presets/{slug}/chat/completions"]);
+const CREATES_BY_NAME = new Set([
+  "POST /presets/{slug}/responses",
+  "POST /presets/{slug}/chat/completions",
+  "POST /presets/{slug}/messages",
+]);
 
 /** Hostile strings for any path segment or query value. */
 const hostileText = fc.oneof(

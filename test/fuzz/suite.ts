@@ -16,7 +16,11 @@ export function areaOf(op: Pick<Operation, "method" | "path">): Area {
   if (p === "" || p === "/openapi.json" || p === "/docs") return "keys";
   if (p.startsWith("/guardrails")) return "guardrails";
   if (p.startsWith("/presets") || p.startsWith("/byok")) return "presets-byok";
-  if (["/chat", "/responses", "/embeddings", "/audio", "/generation"].some((prefix) => p.startsWith(prefix)))
+  if (
+    ["/chat", "/responses", "/messages", "/embeddings", "/audio", "/generation"].some((prefix) =>
+      p.startsWith(prefix),
+    )
+  )
     return "inference";
   if (p.startsWith("/videos")) return "videos";
   throw new Error(`no fuzz area for ${operationName(op)}: add it to test/fuzz/suite.ts`);

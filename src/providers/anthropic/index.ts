@@ -16,12 +16,13 @@ async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChu
 
 export async function anthropicChat(request: ChatRequest, call: CallContext): Promise<ChatStream> {
   const body = anthropicBody(request, call.endpoint.upstreamModel);
-  const res = await postForStream(
-    call,
-    `${call.endpoint.baseUrl}/v1/messages`,
-    { "x-api-key": call.credential.apiKey, "anthropic-version": ANTHROPIC_VERSION },
-    body,
-  );
+  // A Messages client's own version and beta flags go on as it sent them (betas unlock request fields).
+  const headers: Record<string, string> = {
+    "x-api-key": call.credential.apiKey,
+    "anthropic-version": request.anthropic?.version ?? ANTHROPIC_VERSION,
+  };
+  if (request.anthropic?.beta) headers["anthropic-beta"] = request.anthropic.beta;
+  const res = await postForStream(call, `${call.endpoint.baseUrl}/v1/messages`, headers, body);
   return chatStream(body, chunks(res, call));
 }
 

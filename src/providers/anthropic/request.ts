@@ -1,6 +1,7 @@
 // OpenAI-shaped chat requests as Anthropic Messages bodies (POST /v1/messages), a pure translation.
 import type {
   ContentBlockParam,
+  DocumentBlockParam,
   ImageBlockParam,
   MessageCreateParamsStreaming,
   MessageParam,
@@ -78,17 +79,41 @@ function imageBlock(part: Json): ImageBlockParam {
   return { type: "image", source: { type: "url", url }, ...cacheControl(part) };
 }
 
-/** Text and image parts (user turns, tool results); other part types have no Anthropic block here. */
-function mediaBlocks(content: unknown): Array<TextBlockParam | ImageBlockParam> {
+/** A PDF `file` part (a base64 data URL or an https URL in `file_data`) as a document block. */
+function documentBlock(part: Json): DocumentBlockParam {
+  const file = isObject(part.file) ? part.file : {};
+  const data = typeof file.file_data === "string" ? file.file_data : "";
+  const title = typeof file.filename === "string" && file.filename ? { title: file.filename } : {};
+  const pdf = "data:application/pdf;base64,";
+  if (data.startsWith(pdf)) {
+    return {
+      type: "document",
+      source: { type: "base64", media_type: "application/pdf", data: data.slice(pdf.length) },
+      ...title,
+      ...cacheControl(part),
+    };
+  }
+  if (/^https?:\/\//.test(data)) {
+    return { type: "document", source: { type: "url", url: data }, ...title, ...cacheControl(part) };
+  }
+  throw unsupported("file parts other than PDFs (a base64 data URL or a URL)");
+}
+
+type MediaBlock = TextBlockParam | ImageBlockParam | DocumentBlockParam;
+
+/** Text, image and PDF parts (user turns, tool results); other part types have no Anthropic block here. */
+function mediaBlocks(content: unknown): MediaBlock[] {
   if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
   if (!Array.isArray(content)) return [];
-  const blocks: Array<TextBlockParam | ImageBlockParam> = [];
+  const blocks: MediaBlock[] = [];
   for (const part of content) {
     if (!isObject(part)) continue;
     if (part.type === "text" && typeof part.text === "string") {
       blocks.push({ type: "text", text: part.text, ...cacheControl(part) });
     } else if (part.type === "image_url") {
       blocks.push(imageBlock(part));
+    } else if (part.type === "file") {
+      blocks.push(documentBlock(part));
     } else {
       throw unsupported(`${String(part.type)} content parts`);
     }
@@ -98,7 +123,7 @@ function mediaBlocks(content: unknown): Array<TextBlockParam | ImageBlockParam> 
 
 function systemBlocks(content: unknown): TextBlockParam[] {
   return mediaBlocks(content).map((b) => {
-    if (b.type !== "text") throw unsupported("images in system messages");
+    if (b.type !== "text") throw unsupported("images or files in system messages");
     return b;
   });
 }
@@ -184,12 +209,15 @@ function assistantContent(m: ChatMessage): string | ContentBlockParam[] | undefi
   return blocks.length > 0 ? blocks : undefined;
 }
 
+/** A tool message; `is_error` and `cache_control` come with it when a Messages client sent them. */
 function toolResult(m: ChatMessage): ToolResultBlockParam {
   const content = typeof m.content === "string" ? m.content : mediaBlocks(m.content);
   return {
     type: "tool_result",
     tool_use_id: typeof m.tool_call_id === "string" ? m.tool_call_id : "",
     content,
+    ...(m.is_error === true ? { is_error: true } : {}),
+    ...cacheControl(m),
   };
 }
 
@@ -323,5 +351,7 @@ export function anthropicBody(request: ChatRequest, upstreamModel: string): Mess
     body.output_config = { format: { type: "json_schema", schema: format.json_schema.schema } };
   }
   if (request.user) body.metadata = { user_id: request.user };
+  if (request.cacheControl)
+    body.cache_control = request.cacheControl as unknown as MessageCreateParamsStreaming["cache_control"];
   return { ...body, ...request.passthrough, model: upstreamModel, stream: true };
 }
