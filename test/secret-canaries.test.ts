@@ -155,6 +155,106 @@ describe("a BYOK key echoed in upstream error text", () => {
   });
 });
 
+describe("a BYOK key echoed by a chat upstream", () => {
+  const firstChunk =
+    'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\n';
+
+  it("chat completions: an error answer before the first byte (JSON and stream)", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const secret = canary();
+    await addByok(acct, "openai", secret);
+    const upstream = mockUpstream({ "POST api.openai.com/v1/chat/completions": echoAuth(401) });
+    restore = upstream.restore;
+    const bodies: string[] = [];
+    for (const stream of [false, true]) {
+      const { res, settled } = await post("/chat/completions", acct.apiKey, {
+        model: "openai/gpt-4.1-mini",
+        messages: [{ role: "user", content: "hi" }],
+        stream,
+      });
+      await settled();
+      const body = await res.text();
+      expect(res.status).toBe(502);
+      expect(body).toContain("Incorrect API key provided");
+      expect(body).toContain(REDACTED);
+      bodies.push(body);
+    }
+    expect(upstream.requests.map((r) => r.headers.authorization)).toEqual([
+      `Bearer ${secret}`,
+      `Bearer ${secret}`,
+    ]);
+    await expectNowhere(secret, bodies);
+  });
+
+  it("chat completions: an error event after the first byte names the key", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const secret = canary();
+    await addByok(acct, "openai", secret);
+    const upstream = mockUpstream({
+      "POST api.openai.com/v1/chat/completions": (req) =>
+        new Response(
+          `${firstChunk}data: {"error":{"code":"invalid_api_key","message":"Key ${req.headers.authorization?.replace(/^Bearer /, "")} was revoked"}}\n\n`,
+          { headers: { "Content-Type": "text/event-stream" } },
+        ),
+    });
+    restore = upstream.restore;
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      messages: [{ role: "user", content: "hi" }],
+      stream: true,
+    });
+    const body = await res.text();
+    await settled();
+    expect(res.status).toBe(200);
+    expect(body).toContain('"finish_reason":"error"');
+    expect(body).toContain(`Key ${REDACTED} was revoked`);
+    await expectNowhere(secret, [body]);
+  });
+
+  it("messages: an Anthropic upstream's error answer and its mid-stream error event", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const secret = canary();
+    await addByok(acct, "anthropic", secret);
+    const keyOf = (req: { headers: Record<string, string> }) => req.headers["x-api-key"] ?? "";
+    let broken = false;
+    const upstream = mockUpstream({
+      "POST api.anthropic.com/v1/messages": (req) =>
+        broken
+          ? new Response(
+              'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\n' +
+                'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n' +
+                'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}\n\n' +
+                `event: error\ndata: {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ${keyOf(req)}"}}\n\n`,
+              { headers: { "Content-Type": "text/event-stream" } },
+            )
+          : json(
+              {
+                type: "error",
+                error: { type: "authentication_error", message: `invalid x-api-key ${keyOf(req)}` },
+              },
+              401,
+            ),
+    });
+    restore = upstream.restore;
+    const bodies: string[] = [];
+    for (const stream of [false, true]) {
+      broken = stream;
+      const { res, settled } = await post("/messages", acct.apiKey, {
+        model: "anthropic/claude-sonnet-4",
+        max_tokens: 64,
+        messages: [{ role: "user", content: "hi" }],
+        stream,
+      });
+      const body = await res.text();
+      await settled();
+      expect(body).toContain(`invalid x-api-key ${REDACTED}`);
+      bodies.push(body);
+    }
+    expect(upstream.requests.every((r) => r.headers["x-api-key"] === secret)).toBe(true);
+    await expectNowhere(secret, bodies);
+  });
+});
+
 describe("keys with canary values through the management and inference paths", () => {
   it("a BYOK key is stored only as ciphertext and never shown, logged or echoed", async () => {
     const acct = await createAccount({ creditsUsd: 5 });

@@ -6,7 +6,7 @@ import type { CatalogEndpointEntry } from "../catalog/types";
 import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
 import { badRequest } from "../lib/errors";
-import { UpstreamError } from "../providers/errors";
+import { scrubbingIterator, UpstreamError } from "../providers/errors";
 import type { ChatMessage, ChatRequest, ChatUsage } from "../providers/types";
 import type { Requirement } from "../routing/filters";
 import type { ChatRequestBody } from "../schemas/chat";
@@ -205,7 +205,8 @@ export async function runChat(
             signal: abort.signal,
             ...(echoes ? { onUpstreamBody: (sent: unknown) => echoes.push(sent) } : {}),
           });
-          const iterator = stream[Symbol.asyncIterator]();
+          // Errors before the first event are scrubbed by the attempt runner; later ones here.
+          const iterator = scrubbingIterator(stream[Symbol.asyncIterator](), [ctx.credential.apiKey]);
           const first = await iterator.next();
           return { iterator, first, abort, upstreamBody: stream.upstreamBody };
         } catch (err) {

@@ -53,6 +53,24 @@ export function withoutSecrets(err: UpstreamError, secrets: Iterable<string>): U
 }
 
 /**
+ * The iterator of an upstream stream whose failures after the first event have `secrets` removed too
+ * (an upstream's mid-stream error event can echo the credential as well as its error answer).
+ */
+export function scrubbingIterator<T>(iterator: AsyncIterator<T>, secrets: string[]): AsyncIterator<T> {
+  const scrub = (err: unknown) => (err instanceof UpstreamError ? withoutSecrets(err, secrets) : err);
+  return {
+    next: () =>
+      iterator.next().catch((err: unknown) => {
+        throw scrub(err);
+      }),
+    return: (value?: unknown) =>
+      iterator.return?.(value).catch((err: unknown) => {
+        throw scrub(err);
+      }) ?? Promise.resolve({ done: true, value: undefined as T }),
+  };
+}
+
+/**
  * 429, 408, 5xx, a rejected key (401/403: that provider's key, not the caller's request), timeouts,
  * connection failures, refused credentials and malformed answers move on to the next candidate.
  * Other 4xx mean the request itself is wrong for the upstream: trying elsewhere would not help.
