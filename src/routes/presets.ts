@@ -35,67 +35,60 @@ import { presetConfigOf, ResponsesRequestSchema } from "../schemas/responses-req
 
 const common = { tags: ["Presets"], security: [{ bearer: [] }] };
 
-const createFromResponses = apiRoute(
+/** The route creating a preset (or its next designated version) from one request format's body. */
+function createFrom<Body extends z.ZodType>(
+  format: { path: string; operationId: string; what: string; body: Body },
+  description: string,
+) {
+  return apiRoute(
+    {
+      ...common,
+      method: "post",
+      path: `/presets/{slug}/${format.path}`,
+      operationId: format.operationId,
+      summary: `Create a preset, or a new designated version of it, from ${format.what} request body`,
+      description: `Management key required. ${description}`,
+      middleware: [requireManagementKey, requireJsonBody] as const,
+      request: { params: PresetSlugParamSchema, body: jsonBody(format.body) },
+      responses: {
+        200: jsonContent(
+          z.object({ data: PresetWithVersionSchema }),
+          "The preset with its new designated version",
+        ),
+      },
+    },
+    { also: [409] },
+  );
+}
+
+const createFromResponses = createFrom(
   {
-    ...common,
-    method: "post",
-    path: "/presets/{slug}/responses",
+    path: "responses",
     operationId: "createPresetsResponses",
-    summary: "Create a preset, or a new designated version of it, from a responses request body",
-    description:
-      "Management key required. Only the fields that belong to a preset config persist; `instructions` becomes the system prompt; `input`, `stream`, `messages` and other fields are ignored.",
-    middleware: [requireManagementKey, requireJsonBody] as const,
-    request: { params: PresetSlugParamSchema, body: jsonBody(ResponsesRequestSchema) },
-    responses: {
-      200: jsonContent(
-        z.object({ data: PresetWithVersionSchema }),
-        "The preset with its new designated version",
-      ),
-    },
+    what: "a responses",
+    body: ResponsesRequestSchema,
   },
-  { also: [409] },
+  "Only the fields that belong to a preset config persist; `instructions` becomes the system prompt; `input`, `stream`, `messages` and other fields are ignored.",
 );
 
-const createFromChat = apiRoute(
+const createFromChat = createFrom(
   {
-    ...common,
-    method: "post",
-    path: "/presets/{slug}/chat/completions",
+    path: "chat/completions",
     operationId: "createPresetsChatCompletions",
-    summary: "Create a preset, or a new designated version of it, from a chat completions request body",
-    description:
-      "Management key required. Only the fields that belong to a preset config persist; the system and developer messages become the system prompt; other messages, `stream` and other per-request fields are ignored.",
-    middleware: [requireManagementKey, requireJsonBody] as const,
-    request: { params: PresetSlugParamSchema, body: jsonBody(PresetChatRequestSchema) },
-    responses: {
-      200: jsonContent(
-        z.object({ data: PresetWithVersionSchema }),
-        "The preset with its new designated version",
-      ),
-    },
+    what: "a chat completions",
+    body: PresetChatRequestSchema,
   },
-  { also: [409] },
+  "Only the fields that belong to a preset config persist; the system and developer messages become the system prompt; other messages, `stream` and other per-request fields are ignored.",
 );
 
-const createFromMessages = apiRoute(
+const createFromMessages = createFrom(
   {
-    ...common,
-    method: "post",
-    path: "/presets/{slug}/messages",
+    path: "messages",
     operationId: "createPresetsMessages",
-    summary: "Create a preset, or a new designated version of it, from an Anthropic Messages request body",
-    description:
-      "Management key required. The body is read as POST /messages reads it and kept in the chat form (so the preset serves every chat format): `system` becomes the system prompt, `stop_sequences` `stop`, `thinking` `reasoning`, tools function tools; `messages`, `stream` and other per-request fields are ignored.",
-    middleware: [requireManagementKey, requireJsonBody] as const,
-    request: { params: PresetSlugParamSchema, body: jsonBody(PresetMessagesRequestSchema) },
-    responses: {
-      200: jsonContent(
-        z.object({ data: PresetWithVersionSchema }),
-        "The preset with its new designated version",
-      ),
-    },
+    what: "an Anthropic Messages",
+    body: PresetMessagesRequestSchema,
   },
-  { also: [409] },
+  "The body is read as POST /messages reads it and kept in the chat form (so the preset serves every chat format): `system` becomes the system prompt, `stop_sequences` `stop`, `thinking` `reasoning`, tools function tools; `messages`, `stream` and other per-request fields are ignored.",
 );
 
 const list = apiRoute({
