@@ -2,7 +2,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../src/db/client";
-import { applyPreset, presetSlugOf, resolvePreset } from "../src/db/presets";
+import { applyPreset, presetRefOf, resolvePreset } from "../src/db/presets";
 import { createAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 import { sdkFor as sdk } from "./helpers/sdk";
@@ -322,8 +322,8 @@ describe("@preset/<slug> resolution", () => {
       slug,
       responsesRequest: { model: "a/new", temperature: 0.2, topK: 5, instructions: "Sys" },
     });
-    expect(presetSlugOf(`@preset/${slug}`)).toBe(slug);
-    expect(presetSlugOf("openai/gpt-4o")).toBeNull();
+    expect(presetRefOf(`@preset/${slug}`)).toEqual({ slug, model: null });
+    expect(presetRefOf("openai/gpt-4o")).toBeNull();
     const db = getDb(env.DB);
     const preset = await resolvePreset(db, acct.workspaceId, slug);
     expect(preset).toMatchObject({ slug, version: 2, systemPrompt: "Sys" });

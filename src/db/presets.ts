@@ -168,13 +168,6 @@ export function findPresetVersion(db: Db, presetId: string, version: number) {
 
 export const PRESET_MODEL_PREFIX = "@preset/";
 
-/** The slug named by a `model` of the form `@preset/<slug>`, else null. */
-export function presetSlugOf(model: string | undefined | null): string | null {
-  if (!model?.startsWith(PRESET_MODEL_PREFIX)) return null;
-  const slug = model.slice(PRESET_MODEL_PREFIX.length);
-  return slug.length > 0 ? slug : null;
-}
-
 /**
  * The preset a chat `model` names, `@preset/<slug>` or `<model>@preset/<slug>`, with the model named
  * before it (null in the first form); null when it names no preset.
