@@ -5,6 +5,7 @@ import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { effectivePolicy, type GuardrailRow } from "../guardrails/policy";
 import { decryptByokKey } from "../lib/byok-crypto";
+import { log } from "../lib/log";
 import type { AuthContext } from "../middleware/auth";
 import { getAdapter } from "../providers/registry";
 import type { UpstreamCredential } from "../providers/types";
@@ -56,9 +57,7 @@ export function platformKeys(env: Pick<Bindings, "PROVIDER_KEYS">): Record<strin
       );
     }
   } catch {
-    console.error(
-      JSON.stringify({ level: "error", message: "PROVIDER_KEYS is not valid JSON; no platform keys" }),
-    );
+    log("error", { message: "PROVIDER_KEYS is not valid JSON; no platform keys" });
   }
   parsedKeys = { source: env.PROVIDER_KEYS, keys };
   return keys;

@@ -9,3 +9,6 @@ export function log(level: LogLevel, fields: Record<string, unknown>): void {
   else if (level === "warn") console.warn(line);
   else console.log(line);
 }
+
+/** An error's text for a log line (its message, or the thrown value as text). */
+export const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

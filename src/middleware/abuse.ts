@@ -2,6 +2,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError } from "../lib/errors";
+import { errorText, log } from "../lib/log";
 import { LruCache } from "../lib/lru";
 
 /** The limit callers see (the 429's headers): requests per key per period. */
@@ -73,14 +74,11 @@ async function allowed(limiter: RateLimit, key: string, requestId: string | unde
   } catch (err) {
     // Fail open: a broken limiter (locally, "database is locked") must not turn requests into
     // 500s, and the ledger still enforces the exact limits.
-    console.warn(
-      JSON.stringify({
-        level: "warn",
-        message: "abuse limiter failed; request allowed",
-        request_id: requestId,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
+    log("warn", {
+      message: "abuse limiter failed; request allowed",
+      request_id: requestId,
+      error: errorText(err),
+    });
     return true;
   }
 }

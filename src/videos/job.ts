@@ -6,6 +6,7 @@ import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { runAttempts } from "../inference/attempts";
 import { credentialResolver, workspaceByok } from "../inference/context";
+import { errorText, log } from "../lib/log";
 import { redactSecrets } from "../lib/redact";
 import { toUpstreamError, withoutSecrets } from "../providers/errors";
 import type { VideoPollResult } from "../providers/types";
@@ -70,14 +71,7 @@ export class VideoJob extends DurableObject<Bindings> {
       await this.finish(s, "cancelled", { error: "Cancelled by the caller" });
     } catch (err) {
       // The cancel itself is saved; the alarm finishes releasing and notifying.
-      console.error(
-        JSON.stringify({
-          level: "error",
-          message: "video job cancel incomplete",
-          job_id: s.id,
-          error: String(err),
-        }),
-      );
+      log("error", { message: "video job cancel incomplete", job_id: s.id, error: errorText(err) });
       await this.ctx.storage.setAlarm(Date.now() + STEP_RETRY_MS);
       return { ok: true };
     }
@@ -103,14 +97,7 @@ export class VideoJob extends DurableObject<Bindings> {
       if (s.webhook && !s.webhook.done) await this.deliver(s);
     } catch (err) {
       // D1 or the ledger failed mid-step: the state saved so far stands; try the step again soon.
-      console.error(
-        JSON.stringify({
-          level: "error",
-          message: "video job step failed",
-          job_id: s.id,
-          error: String(err),
-        }),
-      );
+      log("error", { message: "video job step failed", job_id: s.id, error: errorText(err) });
       await this.ctx.storage.setAlarm(Date.now() + STEP_RETRY_MS);
       return;
     }

@@ -9,6 +9,7 @@ import { planAndAdmit } from "../inference/pipeline";
 import { applyModelPreset } from "../inference/preset";
 import { ApiError, conflict } from "../lib/errors";
 import { sha256Hex } from "../lib/hash";
+import { errorText, log } from "../lib/log";
 import type { AuthContext } from "../middleware/auth";
 import type { VideoSubmitRequest } from "../providers/types";
 import type { PlannedAttempt, RoutePlan } from "../routing/plan";
@@ -141,14 +142,11 @@ async function release(env: Bindings, reservation: Reservation): Promise<void> {
   try {
     await settle(env, reservation, { actualMicros: 0, isByok: reservation.byok });
   } catch (err) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message: "video reservation release failed; its lease reclaims it",
-        generation_id: reservation.generationId,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
+    log("error", {
+      message: "video reservation release failed; its lease reclaims it",
+      generation_id: reservation.generationId,
+      error: errorText(err),
+    });
   }
 }
 
@@ -242,14 +240,11 @@ async function startJob(
       costMicros: 0,
       error: "The job could not be started",
     }).catch((syncErr: unknown) =>
-      console.error(
-        JSON.stringify({
-          level: "error",
-          message: "video job row could not be marked failed",
-          job_id: jobId,
-          error: syncErr instanceof Error ? syncErr.message : String(syncErr),
-        }),
-      ),
+      log("error", {
+        message: "video job row could not be marked failed",
+        job_id: jobId,
+        error: errorText(syncErr),
+      }),
     );
     throw err;
   }
