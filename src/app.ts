@@ -26,6 +26,7 @@ import { guardrailsRoutes } from "./routes/guardrails";
 import { keyRoutes } from "./routes/key";
 import { keysRoutes } from "./routes/keys";
 import { MESSAGES_PATH, messagesRoutes } from "./routes/messages";
+import { COUNT_TOKENS_PATH, countTokensRoutes } from "./routes/messages-count-tokens";
 import { API_PREFIX, DOCS_PATH, DOCUMENT_PATH, metaRoutes } from "./routes/meta";
 import { modelsRoutes } from "./routes/models";
 import { presetsRoutes } from "./routes/presets";
@@ -47,6 +48,7 @@ const api = createRouter()
   .route("/", chatRoutes)
   .route("/", responsesRoutes)
   .route("/", messagesRoutes)
+  .route("/", countTokensRoutes)
   .route("/", embeddingsRoutes)
   .route("/", generationsRoutes)
   .route("/", activityRoutes)
@@ -98,7 +100,7 @@ registerComponents(app.openAPIRegistry);
 app.notFound((c) => c.json(errorEnvelope(404, `No route for ${c.req.method} ${c.req.path}`), 404));
 
 /** Paths whose clients speak the Anthropic Messages API: their errors use its envelope. */
-const ANTHROPIC_PATHS = new Set([`${API_PREFIX}${MESSAGES_PATH}`]);
+const ANTHROPIC_PATHS = new Set([`${API_PREFIX}${MESSAGES_PATH}`, `${API_PREFIX}${COUNT_TOKENS_PATH}`]);
 
 app.onError((err, c) => {
   const auth = c.get("auth");

@@ -90,6 +90,8 @@ async function streamPhase(spec) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: spec.connections });
   const ttfb = [];
   const total = [];
+  // First byte to last: the stream's own pace (the upstream's chunk gaps plus what each arm adds per chunk).
+  const body = [];
   const statuses = {};
   const byteCounts = {};
   let errors = 0;
@@ -109,6 +111,7 @@ async function streamPhase(spec) {
         byteCounts[r.bytes] = (byteCounts[r.bytes] ?? 0) + 1;
         ttfb.push(r.ttfb);
         total.push(r.total);
+        body.push(r.total - r.ttfb);
       }
     }),
   );
@@ -120,6 +123,7 @@ async function streamPhase(spec) {
     rps: total.length / seconds,
     latency_ms: latency(total),
     ttfb_ms: latency(ttfb),
+    body_ms: latency(body),
     statuses,
     body_bytes: byteCounts,
     errors,

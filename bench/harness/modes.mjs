@@ -72,7 +72,7 @@ export async function timing({ scenario, arms, load, profile }) {
     rounds.push(round);
   }
   const failed = rounds.reduce((n, r) => n + r.gateway.failed + r.passthrough.failed, 0);
-  return { rounds, figures: figuresOf(rounds), failed };
+  return { rounds, figures: figuresOf(rounds, scenario.chunks), failed };
 }
 
 /**

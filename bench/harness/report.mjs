@@ -2,8 +2,12 @@
 // them, with the counting mode's per-request tallies.
 import { summary } from "./stats.mjs";
 
-/** Paired per-round figures: each round's gateway phase against the passthrough phase beside it. */
-export function figuresOf(rounds) {
+/**
+ * Paired per-round figures: each round's gateway phase against the passthrough phase beside it. With
+ * `chunks` (the upstream's gaps between its first and last piece), the added time per chunk: the added
+ * first-to-last-byte p50 over those gaps.
+ */
+export function figuresOf(rounds, chunks) {
   const pairs = rounds.map(({ gateway: g, passthrough: p }) => ({
     gateway_rps: g.rps,
     passthrough_rps: p.rps,
@@ -18,6 +22,7 @@ export function figuresOf(rounds) {
           completion_ratio: g.latency_ms.p50 / p.latency_ms.p50,
         }
       : {}),
+    ...(chunks && g.body_ms ? { added_per_chunk_p50_ms: (g.body_ms.p50 - p.body_ms.p50) / chunks } : {}),
   }));
   const out = {};
   for (const name of Object.keys(pairs[0] ?? {})) out[name] = summary(pairs.map((x) => x[name]));
@@ -25,8 +30,8 @@ export function figuresOf(rounds) {
 }
 
 const range = (s, unit = "") => `${s.median}${unit} (${s.min}..${s.max})`;
-const signed = (s) => {
-  const f = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(2)}`;
+const signed = (s, digits = 2) => {
+  const f = (x) => `${x >= 0 ? "+" : ""}${x.toFixed(digits)}`;
   return `${f(s.median)} ms (${f(s.min)}..${f(s.max)})`;
 };
 
@@ -38,7 +43,9 @@ export function headline(scenario, f) {
     case "latency":
       return `p50 ${signed(f.added_p50_ms)}, p99 ${signed(f.added_p99_ms)}`;
     case "stream":
-      return `${range(f.ratio)}x streams/s; TTFB p50 ${signed(f.added_ttfb_p50_ms)}`;
+      return `${range(f.ratio)}x streams/s; TTFB p50 ${signed(f.added_ttfb_p50_ms)}${
+        f.added_per_chunk_p50_ms != null ? `; per chunk p50 ${signed(f.added_per_chunk_p50_ms, 3)}` : ""
+      }`;
     case "completion":
       return `${range(f.completion_ratio)}x; gateway ${f.gateway_p50_ms.median.toFixed(1)} vs ${f.passthrough_p50_ms.median.toFixed(1)} ms`;
     default:
@@ -52,6 +59,7 @@ export function targetText(target = {}) {
   if (target.addedP50Ms != null) parts.push(`p50 <= +${target.addedP50Ms} ms`);
   if (target.addedP99Ms != null) parts.push(`p99 <= +${target.addedP99Ms} ms`);
   if (target.addedTtfbP50Ms != null) parts.push(`TTFB p50 <= +${target.addedTtfbP50Ms} ms`);
+  if (target.addedPerChunkP50Ms != null) parts.push(`per chunk p50 <= +${target.addedPerChunkP50Ms} ms`);
   if (target.completionRatio != null) parts.push(`<= ${target.completionRatio}x`);
   return parts.join(", ");
 }

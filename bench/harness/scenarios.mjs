@@ -4,9 +4,12 @@
 // An entry: `model(upstream)` is the catalog record it needs (its endpoint's base URL on the mock);
 // `gateway`/`passthrough` are the request each arm sends (`key`: "valid" | "invalid" | none); `figure`
 // says what is compared: "throughput" (req/s ratio), "latency" (p50/p99 added ms), "stream" (streams/s
-// ratio and time to first byte), "completion" (whole-stream time ratio at concurrency 1); `optional`
+// ratio and time to first byte, and with `chunks` the added time per chunk), "completion" (whole-stream
+// time ratio at concurrency 1); `optional`
 // entries are skipped, with a note, while the gateway answers 404 for their route; `target` is what
 // issue 11 asks of the figure (where issues 11 and 12 differ, the stricter).
+
+import { CHAT } from "./mock-upstream.mjs";
 
 export const BENCH_PROVIDER = "bench-upstream";
 export const BENCH_PROVIDER_KEY = "sk-bench-upstream-platform-key";
@@ -82,6 +85,12 @@ const chatModel = (upstream) => ({
     },
   ],
 });
+
+/** What the passthrough arm of every chat-shaped stream sends: the same chat stream, straight from the mock. */
+const chatPassthrough = {
+  path: "/v1/chat/completions",
+  body: { model: "bench-chat", stream: true, messages: [{ role: "user", content: TEXT }] },
+};
 
 const embeddings = (dims) => ({
   model: (upstream) => embeddingModel(dims, upstream),
@@ -174,12 +183,10 @@ export const SCENARIOS = [
       key: "valid",
       body: { model: "bench/chat", stream: true, messages: [{ role: "user", content: TEXT }] },
     },
-    passthrough: {
-      path: "/v1/chat/completions",
-      body: { model: "bench-chat", stream: true, messages: [{ role: "user", content: TEXT }] },
-    },
+    passthrough: chatPassthrough,
+    chunks: CHAT.chunks,
     status: 200,
-    target: { ratio: 0.8, addedTtfbP50Ms: 1 },
+    target: { ratio: 0.8, addedTtfbP50Ms: 1, addedPerChunkP50Ms: 0.05 },
   },
   {
     id: "responses-stream-c32",
@@ -193,11 +200,33 @@ export const SCENARIOS = [
       key: "valid",
       body: { model: "bench/chat", stream: true, input: TEXT },
     },
-    passthrough: {
-      path: "/v1/chat/completions",
-      body: { model: "bench-chat", stream: true, messages: [{ role: "user", content: TEXT }] },
-    },
+    passthrough: chatPassthrough,
+    chunks: CHAT.chunks,
     status: 200,
-    target: { ratio: 0.8, addedTtfbP50Ms: 1 },
+    target: { ratio: 0.8, addedTtfbP50Ms: 1, addedPerChunkP50Ms: 0.05 },
+  },
+  {
+    // The Anthropic Messages client on an OpenAI-compatible upstream: the mock's chat stream re-encoded
+    // as Messages events, against the passthrough forwarding the same chat stream.
+    id: "messages-stream-c64",
+    title: "messages, streamed, 64 concurrent (passthrough: chat completions)",
+    figure: "stream",
+    concurrency: 64,
+    optional: true,
+    model: chatModel,
+    gateway: {
+      path: "/api/v1/messages",
+      key: "valid",
+      body: {
+        model: "bench/chat",
+        stream: true,
+        max_tokens: 4096,
+        messages: [{ role: "user", content: TEXT }],
+      },
+    },
+    passthrough: chatPassthrough,
+    chunks: CHAT.chunks,
+    status: 200,
+    target: { ratio: 0.8, addedTtfbP50Ms: 1, addedPerChunkP50Ms: 0.05 },
   },
 ];

@@ -67,7 +67,7 @@ const maxOutputOf = (body: ChatRequestBody, e: CatalogEndpointEntry) =>
   );
 
 /** What the body asks of an endpoint beyond chat itself (hard only under `provider.require_parameters`). */
-function chatRequirements(body: ChatRequestBody): Requirement[] {
+export function chatRequirements(body: ChatRequestBody): Requirement[] {
   const hard = body.provider?.require_parameters === true;
   const wants = (param: string) => ({
     param,
@@ -82,7 +82,7 @@ function chatRequirements(body: ChatRequestBody): Requirement[] {
 }
 
 /** Every text the caller wrote, filtered by the key's content filters (block -> 403, redact -> rewritten). */
-function filteredMessages(body: ChatRequestBody, policy: Parameters<typeof filterTexts>[0]) {
+export function filteredMessages(body: ChatRequestBody, policy: Parameters<typeof filterTexts>[0]) {
   const texts: string[] = [];
   for (const m of body.messages) {
     if (typeof m.content === "string") texts.push(m.content);
@@ -106,7 +106,7 @@ function filteredMessages(body: ChatRequestBody, policy: Parameters<typeof filte
 /** What a client format adds to the adapter request beyond the chat body (its API headers). */
 export type ChatRequestExtras = Pick<ChatRequest, "anthropic">;
 
-function adapterRequest(
+export function adapterRequest(
   body: ChatRequestBody,
   messages: ChatMessage[],
   e: CatalogEndpointEntry,

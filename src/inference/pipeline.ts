@@ -98,6 +98,34 @@ export interface Admitted {
   reservation: Reservation;
 }
 
+/**
+ * The route plan of a request under an auth record: its model preset applied, the key's policy, this
+ * deployment's data region, BYOK and the endpoints whose adapter has the capability. Throws the
+ * refusal (403 guardrail or region, 404 unknown model...) when no endpoint is left.
+ */
+export async function planFor(
+  env: Bindings,
+  auth: AuthContext,
+  spec: Pick<InferencePlanSpec, "capability" | "route">,
+): Promise<{ context: RouteContext; plan: RoutePlan }> {
+  const adapterFits = {
+    param: spec.capability,
+    hard: true,
+    fits: (e: { adapter: string }) => supports(e.adapter, spec.capability),
+  };
+  const [catalog, context, route] = await Promise.all([
+    getCatalog(env.DB),
+    routeContextFor(env, auth),
+    applyModelPreset(env, auth, spec.route),
+  ]);
+  const plan = planRoute(
+    { ...route, requirements: [adapterFits, ...(route.requirements ?? [])] },
+    { catalog, region: env.REGION, ...context },
+  );
+  assertRoutable(plan);
+  return { context, plan };
+}
+
 /** Plan, then admit; under a re-read auth record the plan is made again (see billing/authority.ts). */
 export async function planAndAdmit(
   io: Omit<InferenceIo, "executionCtx"> & { executionCtx?: WaitUntil },
@@ -106,24 +134,7 @@ export async function planAndAdmit(
   const { env, executionCtx } = io;
   let auth = io.auth;
   const generationId = newGenerationId();
-  const adapterFits = {
-    param: spec.capability,
-    hard: true,
-    fits: (e: { adapter: string }) => supports(e.adapter, spec.capability),
-  };
-  const planUnder = async (a: AuthContext) => {
-    const [catalog, context, route] = await Promise.all([
-      getCatalog(env.DB),
-      routeContextFor(env, a),
-      applyModelPreset(env, a, spec.route),
-    ]);
-    const plan = planRoute(
-      { ...route, requirements: [adapterFits, ...(route.requirements ?? [])] },
-      { catalog, region: env.REGION, ...context },
-    );
-    assertRoutable(plan);
-    return { context, plan };
-  };
+  const planUnder = (a: AuthContext) => planFor(env, a, spec);
   let { context, plan } = await planUnder(auth);
   const reservation = await admit(
     env,

@@ -252,6 +252,11 @@ export interface ProviderAdapter {
    * UpstreamError so the router can fail over.
    */
   chat?(request: ChatRequest, call: CallContext): Promise<ChatStream>;
+  /**
+   * The prompt tokens of a chat request as the upstream counts them, without generating (Anthropic's
+   * count_tokens). Adapters whose upstream has no such count leave it out and the gateway estimates.
+   */
+  countTokens?(request: ChatRequest, call: CallContext): Promise<number>;
 }
 
 export type Capability = "embeddings" | "speech" | "videos" | "chat";

@@ -67,7 +67,12 @@ const MODELS: Record<string, Array<[number, string]>> = {
 };
 
 function modalityOf(path: string): keyof typeof MODELS | null {
-  if (path.endsWith("/chat/completions") || path.endsWith("/responses") || path.endsWith("/messages"))
+  if (
+    path.endsWith("/chat/completions") ||
+    path.endsWith("/responses") ||
+    path.endsWith("/messages") ||
+    path === "/messages/count_tokens"
+  )
     return "chat";
   if (path === "/embeddings") return "embeddings";
   if (path === "/audio/speech") return "speech";

@@ -65,6 +65,7 @@ const INFERENCE_PATHS = new Set([
   "/chat/completions",
   "/responses",
   "/messages",
+  "/messages/count_tokens",
   "/embeddings",
   "/audio/speech",
   "/videos",

@@ -46,7 +46,7 @@ const ACCOUNT_OF: Record<string, "a" | "b" | undefined> = {
 };
 
 /** Paths whose errors use the Anthropic Messages envelope instead of the gateway's. */
-const ANTHROPIC_PATHS = new Set(["/messages"]);
+const ANTHROPIC_PATHS = new Set(["/messages", "/messages/count_tokens"]);
 
 /** The path a case's URL reaches once dot segments are resolved (`/presets/../messages` is `/messages`). */
 const servedPath = (url: string) => {

@@ -1,5 +1,6 @@
 import { chatStream, midStreamFailure, postForStream, readSse } from "../sse";
 import type { CallContext, ChatChunk, ChatRequest, ChatStream, ProviderAdapter } from "../types";
+import { anthropicCountTokens } from "./count-tokens";
 import { anthropicBody } from "./request";
 import { anthropicChunks } from "./stream";
 
@@ -14,15 +15,24 @@ async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChu
   }
 }
 
-export async function anthropicChat(request: ChatRequest, call: CallContext): Promise<ChatStream> {
-  const body = anthropicBody(request, call.endpoint.upstreamModel);
-  // A Messages client's own version and beta flags go on as it sent them (betas unlock request fields).
+/** The key and API version; a Messages client's own version and beta flags go on as it sent them (betas unlock request fields). */
+function headersOf(request: ChatRequest, call: CallContext): Record<string, string> {
   const headers: Record<string, string> = {
     "x-api-key": call.credential.apiKey,
     "anthropic-version": request.anthropic?.version ?? ANTHROPIC_VERSION,
   };
   if (request.anthropic?.beta) headers["anthropic-beta"] = request.anthropic.beta;
-  const res = await postForStream(call, `${call.endpoint.baseUrl}/v1/messages`, headers, body);
+  return headers;
+}
+
+export async function anthropicChat(request: ChatRequest, call: CallContext): Promise<ChatStream> {
+  const body = anthropicBody(request, call.endpoint.upstreamModel);
+  const res = await postForStream(
+    call,
+    `${call.endpoint.baseUrl}/v1/messages`,
+    headersOf(request, call),
+    body,
+  );
   return chatStream(body, chunks(res, call));
 }
 
@@ -30,4 +40,5 @@ export const anthropicAdapter: ProviderAdapter = {
   name: "anthropic",
   requiresApiKey: true,
   chat: anthropicChat,
+  countTokens: (request, call) => anthropicCountTokens(request, call, headersOf(request, call)),
 };

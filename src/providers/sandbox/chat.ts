@@ -2,7 +2,7 @@
 import { UpstreamError } from "../errors";
 import { chatStream } from "../sse";
 import type { CallContext, ChatChunk, ChatDelta, ChatRequest, ChatStream, ChatUsage } from "../types";
-import { echoPlan, type Plan, reasoningPlan, toolsPlan } from "./chat-plan";
+import { echoPlan, type Plan, promptTokensOf, reasoningPlan, toolsPlan } from "./chat-plan";
 import { sandboxFailureMode } from "./failures";
 
 /** How long `*slow-first-token*` waits before its first chunk unless `first_token_ms` says otherwise. */
@@ -128,4 +128,14 @@ export async function sandboxChat(request: ChatRequest, call: CallContext): Prom
   call.onUpstreamBody?.(upstreamBody);
   await sandboxFailureMode(call);
   return chatStream(upstreamBody, generate(planOf(request, model), request, call, streamModeOf(model)));
+}
+
+/**
+ * The prompt as the sandbox counts it: exactly the prompt tokens its chat answer reports for the same
+ * request. The failure-mode models fail here as they do for chat.
+ */
+export async function sandboxCountTokens(request: ChatRequest, call: CallContext): Promise<number> {
+  if (call.signal.aborted) throw call.signal.reason;
+  await sandboxFailureMode(call);
+  return promptTokensOf(request);
 }

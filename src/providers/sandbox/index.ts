@@ -1,6 +1,6 @@
 // The offline sandbox provider: deterministic answers with no network, used by `npm start` and tests.
 import type { ProviderAdapter } from "../types";
-import { sandboxChat } from "./chat";
+import { sandboxChat, sandboxCountTokens } from "./chat";
 import { sandboxEmbeddings } from "./embeddings";
 import { sandboxSpeech } from "./speech";
 import { sandboxVideos } from "./video";
@@ -12,4 +12,5 @@ export const sandboxAdapter: ProviderAdapter = {
   speech: sandboxSpeech,
   videos: sandboxVideos,
   chat: sandboxChat,
+  countTokens: sandboxCountTokens,
 };
