@@ -2,14 +2,12 @@
 // the body is translated into the chat normal form, run like any chat, and answered as Messages events or
 // one `message`. Errors on this path use Anthropic's envelope (app.ts).
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../env";
 import { runChat } from "../inference/chat";
 import { MESSAGES } from "../inference/formats/messages";
 import { chatBodyOf } from "../inference/formats/messages-request";
 import { applyChatPreset } from "../inference/preset";
+import { anthropicHeadersOf } from "../lib/anthropic-headers";
 import { apiRoute, createRouter, jsonBody } from "../lib/openapi";
-import type { ChatRequest } from "../providers/types";
 import { AnthropicErrorSchema, MessageResponseSchema, MessagesRequestSchema } from "../schemas/messages";
 
 export const MESSAGES_PATH = "/messages";
@@ -51,27 +49,8 @@ const createMessages = apiRoute(
   { inference: true },
 );
 
-/** A dated API version, as Anthropic names them; anything else is not passed on. */
-const VERSION = /^\d{4}-\d{2}-\d{2}$/;
-const MAX_BETA_CHARS = 2_048;
-
-/** The Anthropic headers the client sent, for Anthropic upstreams: its version and every beta flag. */
-function anthropicHeaders(c: Context<AppEnv>): NonNullable<ChatRequest["anthropic"]> {
-  const version = c.req.header("anthropic-version")?.trim();
-  const beta = [c.req.header("anthropic-beta"), c.req.header("x-anthropic-beta")]
-    .flatMap((h) => (h ?? "").split(","))
-    .map((flag) => flag.trim())
-    .filter((flag, i, all) => flag && all.indexOf(flag) === i)
-    .join(",")
-    .slice(0, MAX_BETA_CHARS);
-  return {
-    ...(version && VERSION.test(version) ? { version } : {}),
-    ...(beta ? { beta } : {}),
-  };
-}
-
 export const messagesRoutes = createRouter().openapi(createMessages, async (c) => {
   // The preset first: its system prompt is filtered, counted and sent like the caller's own.
   const body = await applyChatPreset(c.env, c.get("auth"), chatBodyOf(c.req.valid("json")));
-  return runChat(c, body, MESSAGES, { anthropic: anthropicHeaders(c) });
+  return runChat(c, body, MESSAGES, { anthropic: anthropicHeadersOf((name) => c.req.header(name)) });
 });
