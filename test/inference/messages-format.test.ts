@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { type ChatMeta, Folded } from "../../src/inference/chat-stream";
 import {
   anthropicUsage,
-  messageBody,
+  messagesJson,
   messagesStream,
   stopReasonOf,
 } from "../../src/inference/formats/messages";
@@ -205,13 +205,16 @@ describe("a Messages request in the chat normal form", () => {
 /** Runs chunks through the stream format; answers the parsed frames. */
 function stream(chunks: ChatChunk[]) {
   const format = messagesStream(meta);
+  const json = messagesJson(meta);
   const folded = new Folded();
   let text = format.open();
   for (const chunk of chunks) {
     folded.add(chunk);
     text += format.chunk(chunk, folded);
+    json.chunk?.(chunk, folded);
   }
   text += format.end(folded, folded.finalUsage(10).usage);
+  const body = json.body(folded, folded.finalUsage(10).usage) as { content: unknown[] };
   const frames = text
     .split("\n\n")
     .filter(Boolean)
@@ -219,7 +222,7 @@ function stream(chunks: ChatChunk[]) {
       const [event, data] = f.split("\n");
       return { event: event!.slice(7), data: JSON.parse(data!.slice(6)) as Record<string, unknown> };
     });
-  return { frames, folded };
+  return { frames, body };
 }
 
 const delta = (
@@ -237,7 +240,7 @@ describe("chunks as Messages events", () => {
       index: 0,
       ...fields,
     });
-    const { frames, folded } = stream([
+    const { frames, body } = stream([
       delta({ reasoning: "Let ", reasoning_details: [detail({ text: "Let " })] }),
       delta({ reasoning: "me see", reasoning_details: [detail({ text: "me see" })] }),
       delta({ reasoning_details: [detail({ signature: "SIG" })] }),
@@ -292,7 +295,7 @@ describe("chunks as Messages events", () => {
       },
     });
     // The JSON answer holds the same blocks.
-    expect(messageBody(folded, folded.finalUsage(10).usage, meta).content).toEqual([
+    expect(body.content).toEqual([
       { type: "thinking", thinking: "Let me see", signature: "SIG" },
       { type: "text", text: "Sure." },
       { type: "tool_use", id: "c0", name: "a", input: { x: 1 } },
@@ -301,7 +304,7 @@ describe("chunks as Messages events", () => {
   });
 
   it("reasoning sent both as text and as one whole detail is not doubled; other formats' signatures stay out", () => {
-    const { frames, folded } = stream([
+    const { frames, body } = stream([
       delta({ reasoning: "one" }),
       delta({ reasoning: " two" }),
       delta({
@@ -318,7 +321,7 @@ describe("chunks as Messages events", () => {
     expect(
       frames.some((f) => (f.data.delta as { type?: string } | undefined)?.type === "signature_delta"),
     ).toBe(false);
-    expect(messageBody(folded, folded.finalUsage(10).usage, meta).content[0]).toEqual({
+    expect(body.content[0]).toEqual({
       type: "thinking",
       thinking: "one two",
       signature: "",

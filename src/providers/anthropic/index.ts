@@ -1,18 +1,10 @@
-import { chatStream, midStreamFailure, postForStream, readSse } from "../sse";
-import type { CallContext, ChatChunk, ChatRequest, ChatStream, ProviderAdapter } from "../types";
+import { chatStream, midStreamFailure, postForStream, rawChunks } from "../sse";
+import type { CallContext, ChatRequest, ChatStream, ProviderAdapter } from "../types";
 import { anthropicBody } from "./request";
-import { anthropicChunks } from "./stream";
+import { AnthropicStreamReader } from "./stream";
 
 /** The API version every request names; the event shapes read in stream.ts are this version's. */
 export const ANTHROPIC_VERSION = "2023-06-01";
-
-async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChunk, void, undefined> {
-  try {
-    yield* anthropicChunks(readSse(res.body!), call.endpoint.provider);
-  } catch (err) {
-    throw midStreamFailure(err, call);
-  }
-}
 
 export async function anthropicChat(request: ChatRequest, call: CallContext): Promise<ChatStream> {
   const body = anthropicBody(request, call.endpoint.upstreamModel);
@@ -23,7 +15,14 @@ export async function anthropicChat(request: ChatRequest, call: CallContext): Pr
   };
   if (request.anthropic?.beta) headers["anthropic-beta"] = request.anthropic.beta;
   const res = await postForStream(call, `${call.endpoint.baseUrl}/v1/messages`, headers, body);
-  return chatStream(body, chunks(res, call));
+  // Each chunk keeps the events it was read from: a Messages client is sent those as they came.
+  const reader = new AnthropicStreamReader(call.endpoint.provider);
+  const chunks = rawChunks(
+    res.body,
+    (event) => reader.read(event),
+    (err) => midStreamFailure(err, call),
+  );
+  return chatStream(body, chunks, "anthropic-messages");
 }
 
 export const anthropicAdapter: ProviderAdapter = {
