@@ -303,6 +303,39 @@ describe("chunks as Messages events", () => {
     ]);
   });
 
+  it("interleaved thinking (thinking -> tool_use -> thinking -> text) keeps its order and signatures", () => {
+    const detail = (index: number, fields: Record<string, unknown>) => ({
+      type: "reasoning.text",
+      format: "anthropic-claude-v1",
+      index,
+      ...fields,
+    });
+    const { frames, body } = stream([
+      delta({ reasoning: "Call it.", reasoning_details: [detail(0, { text: "Call it." })] }),
+      delta({ reasoning_details: [detail(0, { signature: "S0" })] }),
+      delta({
+        tool_calls: [{ index: 0, id: "c0", type: "function", function: { name: "f", arguments: '{"a":1}' } }],
+      }),
+      delta({ reasoning: "Then say.", reasoning_details: [detail(1, { text: "Then say." })] }),
+      delta({ reasoning_details: [detail(1, { signature: "S1" })] }),
+      delta({ content: "Done." }, "stop"),
+    ]);
+    const starts = frames
+      .filter((f) => f.event === "content_block_start")
+      .map((f) => `${f.data.index}:${(f.data.content_block as { type: string }).type}`);
+    expect(starts).toEqual(["0:thinking", "1:tool_use", "2:thinking", "3:text"]);
+    const signatures = frames
+      .filter((f) => (f.data.delta as { type?: string } | undefined)?.type === "signature_delta")
+      .map((f) => `${f.data.index}:${(f.data.delta as { signature: string }).signature}`);
+    expect(signatures).toEqual(["0:S0", "2:S1"]);
+    expect(body.content).toEqual([
+      { type: "thinking", thinking: "Call it.", signature: "S0" },
+      { type: "tool_use", id: "c0", name: "f", input: { a: 1 } },
+      { type: "thinking", thinking: "Then say.", signature: "S1" },
+      { type: "text", text: "Done." },
+    ]);
+  });
+
   it("reasoning sent both as text and as one whole detail is not doubled; other formats' signatures stay out", () => {
     const { frames, body } = stream([
       delta({ reasoning: "one" }),
