@@ -284,6 +284,45 @@ describe("an Anthropic upstream's stream passed through to a Messages client", (
   });
 });
 
+describe("other clients of an Anthropic upstream", () => {
+  it("chat completions still get the re-encoded answer, streamed and not, billed the same", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    upstream({ [ANTHROPIC]: sse(interleaved) });
+    const body = {
+      model: "anthropic/claude-sonnet-4",
+      reasoning: { max_tokens: 2048 },
+      messages: [{ role: "user", content: "Weather?" }],
+      tools: [{ type: "function", function: { name: "get_weather", parameters: weather.input_schema } }],
+    };
+    const request = (extra: Record<string, unknown>) =>
+      send(
+        new Request(`${BASE}/chat/completions`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${acct.apiKey}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ ...body, ...extra }),
+        }),
+      );
+    const whole = await request({});
+    const completion = (await whole.res.json()) as {
+      choices: Array<{ message: Record<string, unknown>; finish_reason: string }>;
+      usage: { cost: number };
+    };
+    expect(completion.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(completion.choices[0]!.message).toMatchObject({
+      content: "Checking Paris for you.",
+      reasoning:
+        "The user wants the weather at the caf\u00e9; I should call the tool.While it runs, a short preface.",
+      tool_calls: [{ id: "toolu_01A09q90qw90lq917835lq9", function: { arguments: '{"city": "Paris"}' } }],
+    });
+    expect(completion.usage.cost).toBe(COST_MICROS / 1e6);
+    const streamedCall = await request({ stream: true });
+    const text = await streamedCall.res.text();
+    expect(text).not.toContain("event:");
+    expect(text).toContain('"content":"Checking Paris"');
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+  });
+});
+
 describe("interleaved reasoning re-encoded from another provider", () => {
   const gemini = [
     { candidates: [{ content: { role: "model", parts: [{ text: "Need the weather.", thought: true }] } }] },
