@@ -1,68 +1,21 @@
 // Same-format passthrough: a Messages client served by an Anthropic upstream gets the upstream's own events
 // (only the message id, the model and the gateway's cost rewritten), billed and recorded as on the
-// re-encoding path; and interleaved thinking keeps the upstream's block order on both paths.
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+// re-encoding path, failed over, cancelled and cut as there; interleaved thinking keeps the upstream's order.
 import Anthropic from "@anthropic-ai/sdk";
-import { eq } from "drizzle-orm";
-import { afterEach, describe, expect, it } from "vitest";
-import app from "../src/app";
-import { getDb, tables } from "../src/db/client";
+import { describe, expect, it } from "vitest";
 import errorStream from "./fixtures/anthropic/error-overloaded.sse?raw";
 import interleaved from "./fixtures/anthropic/interleaved.sse?raw";
 import { createAccount } from "./helpers/accounts";
-import { BASE } from "./helpers/http";
-import type { StreamedCall } from "./helpers/media";
+import {
+  ANTHROPIC_MESSAGES as ANTHROPIC,
+  gatewayHarness,
+  generation,
+  sse,
+} from "./helpers/anthropic-gateway";
 import { sdkFor } from "./helpers/sdk";
-import { mockUpstream, type Responder } from "./helpers/upstream";
 
-const ANTHROPIC = "POST api.anthropic.com/v1/messages";
-const GEMINI = "POST generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent";
-/** Platform keys, so the charge lands on the account's credits (BYOK would not show in total usage). */
-const PROVIDER_KEYS = JSON.stringify({ anthropic: "sk-ant-platform", "google-ai-studio": "g-platform" });
-
-let cleanup: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const step of cleanup) await step();
-  cleanup = [];
-});
-
-function upstream(routes: Record<string, Responder>) {
-  const mock = mockUpstream(routes);
-  cleanup.push(mock.restore);
-  return mock;
-}
-
-async function send(request: Request): Promise<StreamedCall> {
-  const ctx = createExecutionContext();
-  const res = await app.fetch(request, { ...env, REGION: "global", PROVIDER_KEYS }, ctx);
-  const call = { res, settled: () => waitOnExecutionContext(ctx) };
-  cleanup.unshift(call.settled);
-  return call;
-}
-
-const post = (key: string, body: unknown) =>
-  send(
-    new Request(`${BASE}/messages`, {
-      method: "POST",
-      headers: { "x-api-key": key, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    }),
-  );
-
-function anthropic(apiKey: string) {
-  const calls: StreamedCall[] = [];
-  const fetch: typeof globalThis.fetch = async (input, init) => {
-    const call = await send(new Request(input, init));
-    calls.push(call);
-    return call.res;
-  };
-  const client = new Anthropic({ apiKey, baseURL: "http://gateway.test/api", fetch, maxRetries: 0 });
-  return { client, calls, settled: () => Promise.all(calls.map((c) => c.settled())) };
-}
-
-const sse = (text: string) => () => new Response(text, { headers: { "Content-Type": "text/event-stream" } });
-const generation = async (id: string) =>
-  (await getDb(env.DB).select().from(tables.generations).where(eq(tables.generations.id, id)))[0]!;
+const { upstream, post: postTo, anthropic } = gatewayHarness();
+const post = (key: string, body: unknown) => postTo("/messages", key, body);
 
 const weather: Anthropic.Tool = {
   name: "get_weather",
@@ -281,95 +234,5 @@ describe("an Anthropic upstream's stream passed through to a Messages client", (
     expect(`${[frames[0], ...frames.slice(2)].join("\n\n")}\n\n`).toBe(
       rewritten(interleaved, id, COST_MICROS / 1e6),
     );
-  });
-});
-
-describe("other clients of an Anthropic upstream", () => {
-  it("chat completions still get the re-encoded answer, streamed and not, billed the same", async () => {
-    const acct = await createAccount({ creditsUsd: 5 });
-    upstream({ [ANTHROPIC]: sse(interleaved) });
-    const body = {
-      model: "anthropic/claude-sonnet-4",
-      reasoning: { max_tokens: 2048 },
-      messages: [{ role: "user", content: "Weather?" }],
-      tools: [{ type: "function", function: { name: "get_weather", parameters: weather.input_schema } }],
-    };
-    const request = (extra: Record<string, unknown>) =>
-      send(
-        new Request(`${BASE}/chat/completions`, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${acct.apiKey}`, "Content-Type": "application/json" },
-          body: JSON.stringify({ ...body, ...extra }),
-        }),
-      );
-    const whole = await request({});
-    const completion = (await whole.res.json()) as {
-      choices: Array<{ message: Record<string, unknown>; finish_reason: string }>;
-      usage: { cost: number };
-    };
-    expect(completion.choices[0]!.finish_reason).toBe("tool_calls");
-    expect(completion.choices[0]!.message).toMatchObject({
-      content: "Checking Paris for you.",
-      reasoning:
-        "The user wants the weather at the caf\u00e9; I should call the tool.While it runs, a short preface.",
-      tool_calls: [{ id: "toolu_01A09q90qw90lq917835lq9", function: { arguments: '{"city": "Paris"}' } }],
-    });
-    expect(completion.usage.cost).toBe(COST_MICROS / 1e6);
-    const streamedCall = await request({ stream: true });
-    const text = await streamedCall.res.text();
-    expect(text).not.toContain("event:");
-    expect(text).toContain('"content":"Checking Paris"');
-    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
-  });
-});
-
-describe("interleaved reasoning re-encoded from another provider", () => {
-  const gemini = [
-    { candidates: [{ content: { role: "model", parts: [{ text: "Need the weather.", thought: true }] } }] },
-    {
-      candidates: [
-        {
-          content: {
-            role: "model",
-            parts: [
-              { functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "CiQB" },
-            ],
-          },
-        },
-      ],
-    },
-    { candidates: [{ content: { role: "model", parts: [{ text: "Now a preface.", thought: true }] } }] },
-    {
-      candidates: [
-        { content: { role: "model", parts: [{ text: "Checking Paris." }] }, finishReason: "STOP" },
-      ],
-      usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 9, thoughtsTokenCount: 6 },
-    },
-  ]
-    .map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`)
-    .join("");
-
-  it("Gemini thoughts around a function call: thinking -> tool_use -> thinking -> text, streamed and not", async () => {
-    const acct = await createAccount({ creditsUsd: 5 });
-    upstream({ [GEMINI]: sse(gemini) });
-    const { client } = anthropic(acct.apiKey);
-    const request = { ...params, model: "google/gemini-2.5-flash" };
-    const streamedMessage = await client.messages.stream(request).finalMessage();
-    const created = await client.messages.create(request);
-    const expected = [
-      // Google's signatures are not Anthropic's: the thinking is shown unsigned.
-      { type: "thinking", thinking: "Need the weather.", signature: "" },
-      {
-        type: "tool_use",
-        id: expect.stringMatching(/^call_/),
-        name: "get_weather",
-        input: { city: "Paris" },
-      },
-      { type: "thinking", thinking: "Now a preface.", signature: "" },
-      { type: "text", text: "Checking Paris." },
-    ];
-    expect(streamedMessage.content).toEqual(expected);
-    expect(created.content).toEqual(expected);
-    expect(created.stop_reason).toBe("tool_use");
   });
 });
