@@ -4,7 +4,13 @@
 // (chat completions, responses, messages) only decides how frames and bodies are written: StreamFormat.
 import { microsToUsd } from "../lib/money";
 import { UpstreamError } from "../providers/errors";
-import type { ChatChoiceDelta, ChatChunk, ChatToolCallDelta, ChatUsage } from "../providers/types";
+import type {
+  ChatChoiceDelta,
+  ChatChunk,
+  ChatToolCallDelta,
+  ChatUsage,
+  UpstreamWire,
+} from "../providers/types";
 import { CHAT_IDLE_MS, CHAT_TOTAL_MS } from "./deadlines";
 import type { Answer, Final } from "./pipeline";
 
@@ -19,6 +25,8 @@ export interface OpenedChat {
   /** Aborts the upstream request (client gone, deadline). */
   abort: AbortController;
   upstreamBody?: unknown;
+  /** The upstream's wire format when its chunks carry their raw events (see ChatStream.wire). */
+  wire?: UpstreamWire;
 }
 
 /** Everything about the served request the answer needs besides the stream. */
@@ -166,6 +174,12 @@ export interface StreamFormat {
   fail(error: StreamError, folded: Folded): string;
   /** Sent while the upstream is silent (a comment, or the format's ping event). */
   keepalive: string;
+}
+
+/** How one client format writes a JSON answer: told every chunk as it is read, then asked for the body. */
+export interface BodyFormat {
+  chunk?(chunk: ChatChunk, folded: Folded): void;
+  body(folded: Folded, usage: ChatUsage): unknown;
 }
 
 /** The error chunk's `error` (integer code, error_type from the status the spec maps it to). */
@@ -377,15 +391,19 @@ export async function jsonAnswer(
   opened: OpenedChat,
   meta: ChatMeta,
   json: (body: unknown) => Response,
-  render: (folded: Folded, usage: ChatUsage, meta: ChatMeta) => unknown = chatCompletionBody,
+  format: BodyFormat = chatCompletionsJson(meta),
 ): Promise<{ response: Response; final: Final } | { error: unknown; final: Final }> {
   const folded = new Folded();
   const startedAt = Date.now();
   let lastEventAt = startedAt;
   const ticker = new Ticker();
   try {
+    const add = (chunk: ChatChunk) => {
+      folded.add(chunk);
+      format.chunk?.(chunk, folded);
+    };
     if (!opened.first.done) {
-      folded.add(opened.first.value);
+      add(opened.first.value);
       let pending: Promise<IteratorResult<ChatChunk>> | null = null;
       for (;;) {
         // A hung upstream never hangs the client: the same idle and total deadlines as a stream.
@@ -399,7 +417,7 @@ export async function jsonAnswer(
         pending = null;
         lastEventAt = Date.now();
         if (next.done) break;
-        folded.add(next.value);
+        add(next.value);
       }
     }
   } catch (err) {
@@ -411,7 +429,7 @@ export async function jsonAnswer(
   ticker.stop();
   const { usage } = folded.finalUsage(meta.promptEstimate);
   return {
-    response: json(render(folded, usage, meta)),
+    response: json(format.body(folded, usage)),
     final: finalOf(folded, meta, "completed", folded.usage ? null : "usage estimated"),
   };
 }
@@ -426,6 +444,11 @@ export function toolCallsOf(folded: Folded) {
       function: { name: t.name, arguments: t.arguments },
     }));
 }
+
+/** The chat completions JSON answer. */
+export const chatCompletionsJson = (meta: ChatMeta): BodyFormat => ({
+  body: (folded, usage) => chatCompletionBody(folded, usage, meta),
+});
 
 /** One `chat.completion`. */
 export function chatCompletionBody(folded: Folded, usage: ChatUsage, meta: ChatMeta) {

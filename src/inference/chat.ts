@@ -7,15 +7,15 @@ import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
 import { badRequest } from "../lib/errors";
 import { scrubbingIterator, UpstreamError } from "../providers/errors";
-import type { ChatMessage, ChatRequest, ChatUsage } from "../providers/types";
+import type { ChatMessage, ChatRequest, ChatUsage, UpstreamWire } from "../providers/types";
 import type { Requirement } from "../routing/filters";
 import type { ChatRequestBody } from "../schemas/chat";
 import { finalError } from "./attempts";
 import {
+  type BodyFormat,
   type ChatMeta,
-  chatCompletionBody,
+  chatCompletionsJson,
   chatCompletionsStream,
-  type Folded,
   jsonAnswer,
   type OpenedChat,
   type StreamFormat,
@@ -23,17 +23,26 @@ import {
 } from "./chat-stream";
 import { runInference } from "./pipeline";
 
+/** Writes an answer as a stream or as one JSON body. */
+export interface AnswerFormat {
+  stream(meta: ChatMeta): StreamFormat;
+  json(meta: ChatMeta): BodyFormat;
+}
+
 /** How a client API writes a chat answer: its stream frames and its JSON body. */
-export interface ChatClientFormat {
+export interface ChatClientFormat extends AnswerFormat {
   /** Recorded as the generation's `api_type` (chat completions leave it to the modality). */
   apiType?: "responses" | "messages";
-  stream(meta: ChatMeta): StreamFormat;
-  body(folded: Folded, usage: ChatUsage, meta: ChatMeta): unknown;
+  /**
+   * When the client's API is an upstream wire format too: how an answer from such an upstream is passed
+   * through (its own events, minimally rewritten) instead of re-encoded from the chunks.
+   */
+  passthrough?: AnswerFormat & { wire: UpstreamWire };
 }
 
 export const CHAT_COMPLETIONS: ChatClientFormat = {
   stream: chatCompletionsStream,
-  body: chatCompletionBody,
+  json: chatCompletionsJson,
 };
 
 /** Completion tokens reserved when neither the request nor the endpoint bounds the answer. */
@@ -208,7 +217,7 @@ export async function runChat(
           // Errors before the first event are scrubbed by the attempt runner; later ones here.
           const iterator = scrubbingIterator(stream[Symbol.asyncIterator](), [ctx.credential.apiKey]);
           const first = await iterator.next();
-          return { iterator, first, abort, upstreamBody: stream.upstreamBody };
+          return { iterator, first, abort, upstreamBody: stream.upstreamBody, wire: stream.wire };
         } catch (err) {
           abort.abort(err);
           throw err;
@@ -227,10 +236,13 @@ export async function runChat(
           price: chatPrice(served.attempt.endpoint),
           ...(echoes ? { echo: echoes } : {}),
         };
-        if (streaming) return sseAnswer(opened, meta, format.stream(meta));
+        // Same wire format upstream and client: the upstream's events, not a re-encoding of them. Content
+        // filters only apply to the request, so nothing on the way back needs the re-encoding path.
+        const way = opened.wire && format.passthrough?.wire === opened.wire ? format.passthrough : format;
+        if (streaming) return sseAnswer(opened, meta, way.stream(meta));
         const onLeave = () => opened.abort.abort(signal.reason);
         signal.addEventListener("abort", onLeave, { once: true });
-        const answer = await jsonAnswer(opened, meta, (json) => c.json(json as never, 200), format.body);
+        const answer = await jsonAnswer(opened, meta, (json) => c.json(json as never, 200), way.json(meta));
         signal.removeEventListener("abort", onLeave);
         if ("error" in answer) {
           const err = answer.error instanceof UpstreamError ? answer.error : undefined;

@@ -2,7 +2,7 @@
 // and the ChatStream wrapper the chat adapters return.
 import { createParser, type EventSourceParser } from "eventsource-parser";
 import { UpstreamError, upstreamErrorFromResponse } from "./errors";
-import type { CallContext, ChatChunk, ChatStream } from "./types";
+import type { CallContext, ChatChunk, ChatStream, UpstreamWire } from "./types";
 
 export interface SseEvent {
   /** The `event:` name, when the upstream set one (Anthropic does; OpenAI-style streams do not). */
@@ -119,8 +119,59 @@ export function midStreamFailure(err: unknown, call: CallContext): unknown {
 }
 
 /** A ChatStream over an answered upstream: the chunk iterator plus the body that was sent. */
-export function chatStream(upstreamBody: unknown, chunks: AsyncIterator<ChatChunk>): ChatStream {
-  return { upstreamBody, [Symbol.asyncIterator]: () => chunks };
+export function chatStream(
+  upstreamBody: unknown,
+  chunks: AsyncIterator<ChatChunk>,
+  wire?: UpstreamWire,
+): ChatStream {
+  return { upstreamBody, ...(wire ? { wire } : {}), [Symbol.asyncIterator]: () => chunks };
+}
+
+/**
+ * Chat chunks read from an SSE body by `read` (one event at a time), each carrying the events it was read
+ * from as `raw`, so a client of the upstream's own format can be sent them as they came. Until the first
+ * chunk, events that translate to nothing wait for it (the first chunk is what commits an attempt, so an
+ * upstream failing after its `message_start` can still be failed over); after it, each such event goes
+ * out at once as a chunk without choices. END_OF_STREAM from `read` ends the stream after that event.
+ */
+export function rawChunks(
+  body: ReadableStream<Uint8Array>,
+  read: (event: SseEvent) => ChatChunk | undefined | typeof END_OF_STREAM,
+  onError: (err: unknown) => unknown,
+): AsyncIterableIterator<ChatChunk> {
+  let pending: SseEvent[] = [];
+  let given = false;
+  let ended = false;
+  const take = (chunk: ChatChunk): ChatChunk => {
+    chunk.raw = pending;
+    pending = [];
+    given = true;
+    return chunk;
+  };
+  const inner = new SseIterator<ChatChunk>(
+    body,
+    (event) => {
+      pending.push(event);
+      const out = read(event);
+      if (out === END_OF_STREAM) {
+        ended = true;
+        return take({ choices: [] });
+      }
+      if (out) return take(out);
+      return given ? take({ choices: [] }) : undefined;
+    },
+    onError,
+  );
+  // A body that ends before any chunk still hands over what it sent (only the first read can see that).
+  const flush = (r: IteratorResult<ChatChunk>): IteratorResult<ChatChunk> =>
+    r.done && pending.length > 0 ? { done: false, value: take({ choices: [] }) } : r;
+  return {
+    next: () => (ended ? inner.return() : given ? inner.next() : inner.next().then(flush)),
+    return: () => inner.return(),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }
 
 /**

@@ -2,6 +2,7 @@
 // Adapters translate between the gateway's normalized requests and one upstream wire format; they never
 // choose endpoints, retry or bill (the router does that) and never log credentials.
 import type { Capabilities } from "../catalog/schema";
+import type { SseEvent } from "./sse";
 
 /** The endpoint an attempt goes to, already resolved for the request's data region. */
 export interface ResolvedEndpoint {
@@ -224,7 +225,16 @@ export interface ChatChunk {
   usage?: ChatUsage;
   /** The upstream's model id when it reports one. */
   model?: string;
+  /**
+   * The upstream's own events this chunk was read from, in order (streams that name their `wire` only):
+   * a client speaking that wire format gets them instead of a re-encoding. A chunk may carry events and
+   * no choices (an event with nothing to translate, such as `content_block_stop` or `ping`).
+   */
+  raw?: SseEvent[];
 }
+
+/** An upstream wire format a client format can speak too (Anthropic Messages events). */
+export type UpstreamWire = "anthropic-messages";
 
 /**
  * An upstream chat stream, already answered 2xx: iterate it for chunks. An error thrown while
@@ -234,6 +244,8 @@ export interface ChatChunk {
 export interface ChatStream extends AsyncIterable<ChatChunk> {
   /** The transformed upstream request body, credentials removed (for `debug.echo_upstream_body`). */
   readonly upstreamBody?: unknown;
+  /** The upstream's wire format, when every chunk carries its `raw` events (same-format passthrough). */
+  readonly wire?: UpstreamWire;
 }
 
 // ---------- the adapter ----------

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { type ChatMeta, Folded } from "../../src/inference/chat-stream";
 import {
   anthropicUsage,
-  messageBody,
+  messagesJson,
   messagesStream,
   stopReasonOf,
 } from "../../src/inference/formats/messages";
@@ -205,13 +205,16 @@ describe("a Messages request in the chat normal form", () => {
 /** Runs chunks through the stream format; answers the parsed frames. */
 function stream(chunks: ChatChunk[]) {
   const format = messagesStream(meta);
+  const json = messagesJson(meta);
   const folded = new Folded();
   let text = format.open();
   for (const chunk of chunks) {
     folded.add(chunk);
     text += format.chunk(chunk, folded);
+    json.chunk?.(chunk, folded);
   }
   text += format.end(folded, folded.finalUsage(10).usage);
+  const body = json.body(folded, folded.finalUsage(10).usage) as { content: unknown[] };
   const frames = text
     .split("\n\n")
     .filter(Boolean)
@@ -219,7 +222,7 @@ function stream(chunks: ChatChunk[]) {
       const [event, data] = f.split("\n");
       return { event: event!.slice(7), data: JSON.parse(data!.slice(6)) as Record<string, unknown> };
     });
-  return { frames, folded };
+  return { frames, body };
 }
 
 const delta = (
@@ -237,7 +240,7 @@ describe("chunks as Messages events", () => {
       index: 0,
       ...fields,
     });
-    const { frames, folded } = stream([
+    const { frames, body } = stream([
       delta({ reasoning: "Let ", reasoning_details: [detail({ text: "Let " })] }),
       delta({ reasoning: "me see", reasoning_details: [detail({ text: "me see" })] }),
       delta({ reasoning_details: [detail({ signature: "SIG" })] }),
@@ -292,7 +295,7 @@ describe("chunks as Messages events", () => {
       },
     });
     // The JSON answer holds the same blocks.
-    expect(messageBody(folded, folded.finalUsage(10).usage, meta).content).toEqual([
+    expect(body.content).toEqual([
       { type: "thinking", thinking: "Let me see", signature: "SIG" },
       { type: "text", text: "Sure." },
       { type: "tool_use", id: "c0", name: "a", input: { x: 1 } },
@@ -300,8 +303,41 @@ describe("chunks as Messages events", () => {
     ]);
   });
 
+  it("interleaved thinking (thinking -> tool_use -> thinking -> text) keeps its order and signatures", () => {
+    const detail = (index: number, fields: Record<string, unknown>) => ({
+      type: "reasoning.text",
+      format: "anthropic-claude-v1",
+      index,
+      ...fields,
+    });
+    const { frames, body } = stream([
+      delta({ reasoning: "Call it.", reasoning_details: [detail(0, { text: "Call it." })] }),
+      delta({ reasoning_details: [detail(0, { signature: "S0" })] }),
+      delta({
+        tool_calls: [{ index: 0, id: "c0", type: "function", function: { name: "f", arguments: '{"a":1}' } }],
+      }),
+      delta({ reasoning: "Then say.", reasoning_details: [detail(1, { text: "Then say." })] }),
+      delta({ reasoning_details: [detail(1, { signature: "S1" })] }),
+      delta({ content: "Done." }, "stop"),
+    ]);
+    const starts = frames
+      .filter((f) => f.event === "content_block_start")
+      .map((f) => `${f.data.index}:${(f.data.content_block as { type: string }).type}`);
+    expect(starts).toEqual(["0:thinking", "1:tool_use", "2:thinking", "3:text"]);
+    const signatures = frames
+      .filter((f) => (f.data.delta as { type?: string } | undefined)?.type === "signature_delta")
+      .map((f) => `${f.data.index}:${(f.data.delta as { signature: string }).signature}`);
+    expect(signatures).toEqual(["0:S0", "2:S1"]);
+    expect(body.content).toEqual([
+      { type: "thinking", thinking: "Call it.", signature: "S0" },
+      { type: "tool_use", id: "c0", name: "f", input: { a: 1 } },
+      { type: "thinking", thinking: "Then say.", signature: "S1" },
+      { type: "text", text: "Done." },
+    ]);
+  });
+
   it("reasoning sent both as text and as one whole detail is not doubled; other formats' signatures stay out", () => {
-    const { frames, folded } = stream([
+    const { frames, body } = stream([
       delta({ reasoning: "one" }),
       delta({ reasoning: " two" }),
       delta({
@@ -318,7 +354,7 @@ describe("chunks as Messages events", () => {
     expect(
       frames.some((f) => (f.data.delta as { type?: string } | undefined)?.type === "signature_delta"),
     ).toBe(false);
-    expect(messageBody(folded, folded.finalUsage(10).usage, meta).content[0]).toEqual({
+    expect(body.content[0]).toEqual({
       type: "thinking",
       thinking: "one two",
       signature: "",

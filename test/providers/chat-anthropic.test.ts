@@ -349,9 +349,24 @@ describe("anthropic chat: the request", () => {
 describe("anthropic chat: the stream", () => {
   it("reads a text stream: role on the first chunk, text deltas, end_turn as stop, usage", async () => {
     const chunks = await run(textStream);
-    expect(chunks[0]).toEqual({
+    const { raw, ...first } = chunks[0]!;
+    expect(first).toEqual({
       choices: [{ index: 0, delta: { role: "assistant", content: "Hello" }, finish_reason: null }],
       model: "claude-sonnet-4-5-20250929",
+    });
+    // Each chunk carries the upstream events it was read from, in order, every event exactly once (the
+    // first holds those before it; after it, an event with nothing to translate comes as a chunk of its own).
+    expect(raw!.map((e) => e.event)).toEqual([
+      "message_start",
+      "content_block_start",
+      "ping",
+      "content_block_delta",
+    ]);
+    const all = chunks.flatMap((c) => c.raw!);
+    expect(all.map((e) => `event: ${e.event}\ndata: ${e.data}\n\n`).join("")).toBe(textStream);
+    expect(chunks.at(-1)).toEqual({
+      choices: [],
+      raw: [{ event: "message_stop", data: '{"type":"message_stop"}' }],
     });
     expect(chunks.filter((c) => c.choices[0]?.delta.role)).toHaveLength(1);
     const folded = fold(chunks);

@@ -309,6 +309,6 @@ export function responsesFormat(req: ResponsesRequest): ChatClientFormat {
   return {
     apiType: "responses",
     stream: (meta) => responsesStream(req, meta),
-    body: (folded, usage, meta) => responseBody(req, folded, usage, meta),
+    json: (meta) => ({ body: (folded, usage) => responseBody(req, folded, usage, meta) }),
   };
 }

@@ -1,19 +1,11 @@
-import { chatStream, midStreamFailure, postForStream, readSse } from "../sse";
-import type { CallContext, ChatChunk, ChatRequest, ChatStream, ProviderAdapter } from "../types";
+import { chatStream, midStreamFailure, postForStream, rawChunks } from "../sse";
+import type { CallContext, ChatRequest, ChatStream, ProviderAdapter } from "../types";
 import { anthropicCountTokens } from "./count-tokens";
 import { anthropicBody } from "./request";
-import { anthropicChunks } from "./stream";
+import { AnthropicStreamReader } from "./stream";
 
 /** The API version every request names; the event shapes read in stream.ts are this version's. */
 export const ANTHROPIC_VERSION = "2023-06-01";
-
-async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChunk, void, undefined> {
-  try {
-    yield* anthropicChunks(readSse(res.body!), call.endpoint.provider);
-  } catch (err) {
-    throw midStreamFailure(err, call);
-  }
-}
 
 /** The key and API version; a Messages client's own version and beta flags go on as it sent them (betas unlock request fields). */
 function headersOf(request: ChatRequest, call: CallContext): Record<string, string> {
@@ -33,7 +25,14 @@ export async function anthropicChat(request: ChatRequest, call: CallContext): Pr
     headersOf(request, call),
     body,
   );
-  return chatStream(body, chunks(res, call));
+  // Each chunk keeps the events it was read from: a Messages client is sent those as they came.
+  const reader = new AnthropicStreamReader(call.endpoint.provider);
+  const chunks = rawChunks(
+    res.body,
+    (event) => reader.read(event),
+    (err) => midStreamFailure(err, call),
+  );
+  return chatStream(body, chunks, "anthropic-messages");
 }
 
 export const anthropicAdapter: ProviderAdapter = {

@@ -1,6 +1,6 @@
 // Anthropic Messages stream events (message_start ... message_stop) read back as OpenAI-shaped chat chunks.
 import { UpstreamError } from "../errors";
-import type { SseEvent } from "../sse";
+import { END_OF_STREAM, type SseEvent } from "../sse";
 import type { ChatChoiceDelta, ChatChunk, ChatDelta, ChatFinishReason, ChatUsage } from "../types";
 import { REASONING_FORMAT } from "./request";
 
@@ -86,25 +86,24 @@ class UsageCounter {
 }
 
 /**
- * Translates the events of one Messages stream. Tool calls are numbered 0, 1, 2... in the order their
- * tool_use blocks start, thinking blocks likewise for reasoning_details. The role rides on the first
- * chunk with content, so an error before any output still lets the router try elsewhere.
+ * Translates the events of one Messages stream, one event at a time. Tool calls are numbered 0, 1, 2... in
+ * the order their tool_use blocks start, thinking blocks likewise for reasoning_details. The role rides on
+ * the first chunk with content, so an error before any output still lets the router try elsewhere.
  */
-export async function* anthropicChunks(
-  events: AsyncIterable<SseEvent>,
-  provider: string,
-): AsyncGenerator<ChatChunk, void, undefined> {
-  const blocks = new Map<number, Block>();
-  const usage = new UsageCounter();
-  let model: string | undefined;
-  let tools = 0;
-  let reasoningBlocks = 0;
-  let started = false;
+export class AnthropicStreamReader {
+  private readonly blocks = new Map<number, Block>();
+  private readonly usage = new UsageCounter();
+  private model: string | undefined;
+  private tools = 0;
+  private reasoningBlocks = 0;
+  private started = false;
 
-  const chunk = (delta: ChatDelta, finish?: { raw: string }): ChatChunk => {
-    if (!started) {
+  constructor(private readonly provider: string) {}
+
+  private chunk(delta: ChatDelta, finish?: { raw: string }): ChatChunk {
+    if (!this.started) {
       delta = { role: "assistant", ...delta };
-      started = true;
+      this.started = true;
     }
     const choice: ChatChoiceDelta = { index: 0, delta, finish_reason: null };
     if (finish) {
@@ -112,18 +111,13 @@ export async function* anthropicChunks(
       choice.native_finish_reason = finish.raw;
     }
     const out: ChatChunk = { choices: [choice] };
-    if (model) out.model = model;
+    if (this.model) out.model = this.model;
     return out;
-  };
-  const reasoningDetail = (index: number, fields: Json) => ({
-    type: "reasoning.text",
-    ...fields,
-    format: REASONING_FORMAT,
-    index,
-  });
+  }
 
-  for await (const { event, data } of events) {
-    if (event === "ping") continue;
+  /** The chunk one event makes, if any; END_OF_STREAM at message_stop. Throws an UpstreamError for `error`. */
+  read({ event, data }: SseEvent): ChatChunk | undefined | typeof END_OF_STREAM {
+    if (event === "ping") return undefined;
     let payload: Json;
     try {
       const parsed: unknown = JSON.parse(data);
@@ -131,120 +125,145 @@ export async function* anthropicChunks(
     } catch {
       throw new UpstreamError({
         kind: "invalid_response",
-        message: `Provider ${provider} sent a stream event the gateway cannot read`,
+        message: `Provider ${this.provider} sent a stream event the gateway cannot read`,
       });
     }
     const type = payload.type ?? event;
-    if (type === "error") throw anthropicStreamError(payload, provider);
+    if (type === "error") throw anthropicStreamError(payload, this.provider);
 
     switch (type) {
       case "message_start": {
         const message = isObject(payload.message) ? payload.message : {};
-        if (typeof message.model === "string") model = message.model;
-        usage.update(message.usage);
-        break;
+        if (typeof message.model === "string") this.model = message.model;
+        this.usage.update(message.usage);
+        return undefined;
       }
-      case "content_block_start": {
-        const index = count(payload.index) ?? blocks.size;
-        const block = isObject(payload.content_block) ? payload.content_block : {};
-        if (block.type === "text") {
-          blocks.set(index, { kind: "text" });
-          if (typeof block.text === "string" && block.text) yield chunk({ content: block.text });
-        } else if (block.type === "thinking") {
-          const reasoningIndex = reasoningBlocks++;
-          blocks.set(index, { kind: "thinking", reasoningIndex });
-          if (typeof block.thinking === "string" && block.thinking) {
-            yield chunk({
-              reasoning: block.thinking,
-              reasoning_details: [reasoningDetail(reasoningIndex, { text: block.thinking })],
-            });
-          }
-        } else if (block.type === "redacted_thinking") {
-          const reasoningIndex = reasoningBlocks++;
-          blocks.set(index, { kind: "other" });
-          if (typeof block.data === "string") {
-            yield chunk({
-              reasoning_details: [
-                {
-                  type: "reasoning.encrypted",
-                  data: block.data,
-                  format: REASONING_FORMAT,
-                  index: reasoningIndex,
-                },
-              ],
-            });
-          }
-        } else if (block.type === "tool_use") {
-          const toolIndex = tools++;
-          blocks.set(index, { kind: "tool", toolIndex, hasArguments: false });
-          yield chunk({
-            tool_calls: [
-              {
-                index: toolIndex,
-                id: typeof block.id === "string" ? block.id : "",
-                type: "function",
-                function: { name: typeof block.name === "string" ? block.name : "", arguments: "" },
-              },
-            ],
-          });
-        } else {
-          // Server tools (web search, code execution) and their results have no chat completions form.
-          blocks.set(index, { kind: "other" });
-        }
-        break;
-      }
-      case "content_block_delta": {
-        const block = blocks.get(count(payload.index) ?? -1);
-        const delta = isObject(payload.delta) ? payload.delta : {};
-        if (delta.type === "text_delta" && typeof delta.text === "string") {
-          if (block?.kind === "text" && delta.text) yield chunk({ content: delta.text });
-        } else if (delta.type === "thinking_delta" && typeof delta.thinking === "string") {
-          if (block?.kind === "thinking" && delta.thinking) {
-            yield chunk({
-              reasoning: delta.thinking,
-              reasoning_details: [reasoningDetail(block.reasoningIndex, { text: delta.thinking })],
-            });
-          }
-        } else if (delta.type === "signature_delta" && typeof delta.signature === "string") {
-          if (block?.kind === "thinking") {
-            yield chunk({
-              reasoning_details: [reasoningDetail(block.reasoningIndex, { signature: delta.signature })],
-            });
-          }
-        } else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
-          if (block?.kind === "tool" && delta.partial_json) {
-            block.hasArguments = true;
-            yield chunk({
-              tool_calls: [{ index: block.toolIndex, function: { arguments: delta.partial_json } }],
-            });
-          }
-        }
-        break;
-      }
+      case "content_block_start":
+        return this.blockStart(payload);
+      case "content_block_delta":
+        return this.blockDelta(payload);
       case "content_block_stop": {
-        const block = blocks.get(count(payload.index) ?? -1);
+        const block = this.blocks.get(count(payload.index) ?? -1);
         // A tool called without input streams no JSON at all; clients parse the arguments, so send "{}".
         if (block?.kind === "tool" && !block.hasArguments) {
-          yield chunk({ tool_calls: [{ index: block.toolIndex, function: { arguments: "{}" } }] });
+          return this.chunk({ tool_calls: [{ index: block.toolIndex, function: { arguments: "{}" } }] });
         }
-        break;
+        return undefined;
       }
       case "message_delta": {
-        usage.update(payload.usage);
+        this.usage.update(payload.usage);
         const delta = isObject(payload.delta) ? payload.delta : {};
         const stop = typeof delta.stop_reason === "string" ? delta.stop_reason : undefined;
         const out = stop
-          ? chunk({}, { raw: stop })
-          : { choices: [] as ChatChoiceDelta[], ...(model ? { model } : {}) };
-        out.usage = usage.usage();
-        yield out;
-        break;
+          ? this.chunk({}, { raw: stop })
+          : { choices: [] as ChatChoiceDelta[], ...(this.model ? { model: this.model } : {}) };
+        out.usage = this.usage.usage();
+        return out;
       }
       case "message_stop":
-        return;
+        return END_OF_STREAM;
       default:
         // Event types added later are skipped, as Anthropic's versioning policy asks of clients.
-        break;
+        return undefined;
     }
+  }
+
+  private blockStart(payload: Json): ChatChunk | undefined {
+    const index = count(payload.index) ?? this.blocks.size;
+    const block = isObject(payload.content_block) ? payload.content_block : {};
+    if (block.type === "text") {
+      this.blocks.set(index, { kind: "text" });
+      if (typeof block.text === "string" && block.text) return this.chunk({ content: block.text });
+    } else if (block.type === "thinking") {
+      const reasoningIndex = this.reasoningBlocks++;
+      this.blocks.set(index, { kind: "thinking", reasoningIndex });
+      if (typeof block.thinking === "string" && block.thinking) {
+        return this.chunk({
+          reasoning: block.thinking,
+          reasoning_details: [reasoningDetail(reasoningIndex, { text: block.thinking })],
+        });
+      }
+    } else if (block.type === "redacted_thinking") {
+      const reasoningIndex = this.reasoningBlocks++;
+      this.blocks.set(index, { kind: "other" });
+      if (typeof block.data === "string") {
+        return this.chunk({
+          reasoning_details: [
+            {
+              type: "reasoning.encrypted",
+              data: block.data,
+              format: REASONING_FORMAT,
+              index: reasoningIndex,
+            },
+          ],
+        });
+      }
+    } else if (block.type === "tool_use") {
+      const toolIndex = this.tools++;
+      this.blocks.set(index, { kind: "tool", toolIndex, hasArguments: false });
+      return this.chunk({
+        tool_calls: [
+          {
+            index: toolIndex,
+            id: typeof block.id === "string" ? block.id : "",
+            type: "function",
+            function: { name: typeof block.name === "string" ? block.name : "", arguments: "" },
+          },
+        ],
+      });
+    } else {
+      // Server tools (web search, code execution) and their results have no chat completions form.
+      this.blocks.set(index, { kind: "other" });
+    }
+    return undefined;
+  }
+
+  private blockDelta(payload: Json): ChatChunk | undefined {
+    const block = this.blocks.get(count(payload.index) ?? -1);
+    const delta = isObject(payload.delta) ? payload.delta : {};
+    if (delta.type === "text_delta" && typeof delta.text === "string") {
+      if (block?.kind === "text" && delta.text) return this.chunk({ content: delta.text });
+    } else if (delta.type === "thinking_delta" && typeof delta.thinking === "string") {
+      if (block?.kind === "thinking" && delta.thinking) {
+        return this.chunk({
+          reasoning: delta.thinking,
+          reasoning_details: [reasoningDetail(block.reasoningIndex, { text: delta.thinking })],
+        });
+      }
+    } else if (delta.type === "signature_delta" && typeof delta.signature === "string") {
+      if (block?.kind === "thinking") {
+        return this.chunk({
+          reasoning_details: [reasoningDetail(block.reasoningIndex, { signature: delta.signature })],
+        });
+      }
+    } else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") {
+      if (block?.kind === "tool" && delta.partial_json) {
+        block.hasArguments = true;
+        return this.chunk({
+          tool_calls: [{ index: block.toolIndex, function: { arguments: delta.partial_json } }],
+        });
+      }
+    }
+    return undefined;
+  }
+}
+
+const reasoningDetail = (index: number, fields: Json) => ({
+  type: "reasoning.text",
+  ...fields,
+  format: REASONING_FORMAT,
+  index,
+});
+
+/** The chunks of a whole event stream (tests, and readers that need no raw events). */
+export async function* anthropicChunks(
+  events: AsyncIterable<SseEvent>,
+  provider: string,
+): AsyncGenerator<ChatChunk, void, undefined> {
+  const reader = new AnthropicStreamReader(provider);
+  for await (const event of events) {
+    const chunk = reader.read(event);
+    if (chunk === END_OF_STREAM) return;
+    if (chunk) yield chunk;
   }
 }

@@ -1,0 +1,113 @@
+// The re-encoding path beside the passthrough: a chat completions client of an Anthropic upstream still gets
+// the chat form, and another provider's reasoning interleaved with tool calls reaches a Messages client in
+// the upstream's order (thinking -> tool_use -> thinking -> text), streamed and not.
+import { describe, expect, it } from "vitest";
+import interleaved from "./fixtures/anthropic/interleaved.sse?raw";
+import { createAccount } from "./helpers/accounts";
+import { ANTHROPIC_MESSAGES as ANTHROPIC, gatewayHarness, sse } from "./helpers/anthropic-gateway";
+
+const { upstream, post, anthropic } = gatewayHarness();
+const GEMINI = "POST generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+
+describe("other clients of an Anthropic upstream", () => {
+  it("chat completions still get the re-encoded answer, streamed and not, billed the same", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    upstream({ [ANTHROPIC]: sse(interleaved) });
+    const body = {
+      model: "anthropic/claude-sonnet-4",
+      reasoning: { max_tokens: 2048 },
+      messages: [{ role: "user", content: "Weather?" }],
+      tools: [
+        {
+          type: "function",
+          function: {
+            name: "get_weather",
+            parameters: { type: "object", properties: { city: { type: "string" } } },
+          },
+        },
+      ],
+    };
+    const request = (extra: Record<string, unknown>) =>
+      post("/chat/completions", acct.apiKey, { ...body, ...extra });
+    const whole = await request({});
+    const completion = (await whole.res.json()) as {
+      choices: Array<{ message: Record<string, unknown>; finish_reason: string }>;
+      usage: { cost: number };
+    };
+    expect(completion.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(completion.choices[0]!.message).toMatchObject({
+      content: "Checking Paris for you.",
+      reasoning:
+        "The user wants the weather at the caf\u00e9; I should call the tool.While it runs, a short preface.",
+      tool_calls: [{ id: "toolu_01A09q90qw90lq917835lq9", function: { arguments: '{"city": "Paris"}' } }],
+    });
+    expect(completion.usage.cost).toBe((150 + 75 + 30 + 3000) / 1e6);
+    const streamedCall = await request({ stream: true });
+    const text = await streamedCall.res.text();
+    expect(text).not.toContain("event:");
+    expect(text).toContain('"content":"Checking Paris"');
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+  });
+});
+
+describe("interleaved reasoning re-encoded from another provider", () => {
+  const gemini = [
+    { candidates: [{ content: { role: "model", parts: [{ text: "Need the weather.", thought: true }] } }] },
+    {
+      candidates: [
+        {
+          content: {
+            role: "model",
+            parts: [
+              { functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "CiQB" },
+            ],
+          },
+        },
+      ],
+    },
+    { candidates: [{ content: { role: "model", parts: [{ text: "Now a preface.", thought: true }] } }] },
+    {
+      candidates: [
+        { content: { role: "model", parts: [{ text: "Checking Paris." }] }, finishReason: "STOP" },
+      ],
+      usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 9, thoughtsTokenCount: 6 },
+    },
+  ]
+    .map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`)
+    .join("");
+
+  it("Gemini thoughts around a function call: thinking -> tool_use -> thinking -> text, streamed and not", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    upstream({ [GEMINI]: sse(gemini) });
+    const { client } = anthropic(acct.apiKey);
+    const request = {
+      model: "google/gemini-2.5-flash",
+      max_tokens: 4096,
+      thinking: { type: "enabled" as const, budget_tokens: 2048 },
+      tools: [
+        {
+          name: "get_weather",
+          input_schema: { type: "object" as const, properties: { city: { type: "string" } } },
+        },
+      ],
+      messages: [{ role: "user" as const, content: "Weather in Paris?" }],
+    };
+    const streamedMessage = await client.messages.stream(request).finalMessage();
+    const created = await client.messages.create(request);
+    const expected = [
+      // Google's signatures are not Anthropic's: the thinking is shown unsigned.
+      { type: "thinking", thinking: "Need the weather.", signature: "" },
+      {
+        type: "tool_use",
+        id: expect.stringMatching(/^call_/),
+        name: "get_weather",
+        input: { city: "Paris" },
+      },
+      { type: "thinking", thinking: "Now a preface.", signature: "" },
+      { type: "text", text: "Checking Paris." },
+    ];
+    expect(streamedMessage.content).toEqual(expected);
+    expect(created.content).toEqual(expected);
+    expect(created.stop_reason).toBe("tool_use");
+  });
+});
