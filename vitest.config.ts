@@ -22,6 +22,9 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            // Generation records straight to D1 despite the GENERATIONS queue, so a test reads a record
+            // as soon as its request's waitUntil work is done (test/generations/queue.test.ts uses the queue).
+            GENERATION_RECORDS: "d1",
             BYOK_MASTER_KEYS: JSON.stringify({ "1": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" }),
           },
         },

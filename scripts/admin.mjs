@@ -503,13 +503,21 @@ async function checkBindings() {
         problems.push(`no Durable Object binding ${name}`);
     }
     if (config.vars.REGION !== region) problems.push(`REGION is '${config.vars.REGION}', not '${region}'`);
+    // The global worker consumes the generation records every deployment produces (docs/storage.md).
+    const consumer = config.queues?.consumers?.find((c) => c.queue === "gateway-generations");
+    if (region === "global" && !consumer?.dead_letter_queue)
+      problems.push("no consumer of gateway-generations with a dead-letter queue");
     const limiter = config.ratelimits?.some((r) => r.name === "ABUSE_LIMITER");
+    const producer = config.queues?.producers?.some((q) => q.binding === "GENERATIONS");
+    const missing = [
+      ...(limiter ? [] : ["no ABUSE_LIMITER rate limit"]),
+      ...(producer ? [] : ["no GENERATIONS queue (records are written to D1 on the request's background)"]),
+    ];
     return {
       check: `bindings (${region})`,
-      status: problems.length ? "fail" : limiter ? "ok" : "warn",
+      status: problems.length ? "fail" : missing.length ? "warn" : "ok",
       detail:
-        problems.join("; ") ||
-        (limiter ? "DB, LEDGER, VIDEO_JOBS, ABUSE_LIMITER" : "no ABUSE_LIMITER rate limit"),
+        problems.join("; ") || missing.join("; ") || "DB, LEDGER, VIDEO_JOBS, ABUSE_LIMITER, GENERATIONS",
     };
   });
 }

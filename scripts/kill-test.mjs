@@ -7,6 +7,12 @@
 //     == the costs the answered requests reported + the records of requests whose answer was lost,
 //   every answered request has its record at the cost it reported, nothing left reserved, no overspend,
 //   and the video job finishes after the restart and is billed exactly once.
+// Generation records go through the GENERATIONS queue. A Cloudflare Queue outlives the Worker that sent
+// to it, but Miniflare keeps a queue's messages in the memory of the workerd that consumes it; so the
+// queue and its consumer live in a second `wrangler dev` (the us deployment, given the consumer in this
+// run's copy of wrangler.toml; its Durable Object bindings reach the global one's ledgers) that is never
+// killed: the killed gateway's sends are relayed to it through the dev registry, and while the gateway
+// is down its consumer's ledger calls fail and are retried, as they would be on Cloudflare.
 // The lease is shortened with LEDGER_LEASE_MS (see docs/billing.md, "Decisions"). Exits non-zero on any
 // violation; every wrangler process it starts is killed on exit, failure included.
 import { execFileSync, spawn } from "node:child_process";
@@ -64,8 +70,29 @@ for (const entry of [
   cpSync(join(checkout, entry), join(app, entry), { recursive: true });
 symlinkSync(join(checkout, "node_modules"), join(app, "node_modules"), "dir");
 process.chdir(app);
+// The queue's consumer moves from the global deployment to the us one (see the header), retrying after 2 s
+// (its ledger calls fail while the gateway is down: 11 attempts span the restart).
+const toml = readFileSync("wrangler.toml", "utf8");
+const consumer = /^\[\[queues\.consumers\]\]\n(?:[a-z_]+ = .+\n)+/m.exec(toml);
+if (!consumer) throw new Error("wrangler.toml has no [[queues.consumers]] block");
+const settings = consumer[0]
+  .split("\n")
+  .slice(1)
+  .filter(Boolean)
+  .map((line) => line.replace(/^retry_delay = \d+$/, "retry_delay = 2"));
+const producers = 'queues = { producers = [{ binding = "GENERATIONS", queue = "gateway-generations" }] }';
+const us = toml.indexOf("\n[env.us]\n");
+const line = toml.indexOf(producers, us);
+if (us < 0 || line < 0) throw new Error("wrangler.toml's [env.us] has no queue producers line");
+const withConsumer = `${producers.slice(0, -2)}, consumers = [{ ${settings.join(", ")} }] }`;
+writeFileSync(
+  "wrangler.toml",
+  (toml.slice(0, line) + withConsumer + toml.slice(line + producers.length)).replace(consumer[0], ""),
+);
 
 let server = null;
+/** The second `wrangler dev` holding the queue and its consumer (never killed but on exit). */
+let queueHost = null;
 let logN = 0;
 
 /** The processes of a group (pid, command name), from ps. */
@@ -78,10 +105,10 @@ function groupProcesses(pgid) {
     .map(([pid, , comm]) => ({ pid: Number(pid), comm }));
 }
 
-function killGroup(signal) {
-  if (!server) return;
+function killGroup(signal, of = server) {
+  if (!of) return;
   try {
-    process.kill(-server.child.pid, signal);
+    process.kill(-of.child.pid, signal);
   } catch {
     // already gone
   }
@@ -89,7 +116,9 @@ function killGroup(signal) {
 
 function cleanUp() {
   killGroup("SIGKILL");
+  killGroup("SIGKILL", queueHost);
   server = null;
+  queueHost = null;
 }
 process.on("exit", cleanUp);
 for (const signal of ["SIGINT", "SIGTERM"])
@@ -140,26 +169,47 @@ async function seed() {
 
 /** Starts `wrangler dev` (global) on the run's state and waits until it serves. */
 async function start() {
+  server = await launch(["--port", String(PORT), "--inspector-port", String(PORT + 1)], base);
+}
+
+/** Starts the queue's host (the us deployment with the consumer, see the header), once. */
+async function startQueueHost() {
+  const args = ["--env", "us", "--port", String(PORT + 2), "--inspector-port", String(PORT + 3)];
+  queueHost = await launch(args, `http://127.0.0.1:${PORT + 2}/api/v1`);
+}
+
+async function launch(ports, url) {
   const log = join(run, `wrangler-${++logN}.log`);
   const fd = openSync(log, "w");
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(PORT)];
-  args.push("--inspector-port", String(PORT + 1), "--persist-to", state);
+  const args = ["wrangler", "dev", "--ip", "127.0.0.1", ...ports, "--persist-to", state];
   args.push("--var", `LEDGER_LEASE_MS:${LEASE_MS}`);
   const child = spawn("npx", args, { env, stdio: ["ignore", fd, fd], detached: true });
   closeSync(fd);
-  server = { child, log };
+  const launched = { child, log };
   for (;;) {
-    const ok = await fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(2_000) }).then(
+    const ok = await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(2_000) }).then(
       (res) => res.status === 200,
       () => false,
     );
-    if (ok) return;
+    if (ok) return launched;
     const text = readFileSync(log, "utf8").replace(ANSI_COLOUR, "");
     if (child.exitCode !== null) throw new Error(`wrangler dev exited:\n${text.slice(-1500)}`);
     const failure = text.indexOf("Build failed");
     if (failure >= 0) throw new Error(`wrangler dev: ${text.slice(failure, failure + 600)}`);
     await sleep(300);
   }
+}
+
+/** Messages the queue's consumer has acked so far, and batches it was handed (from its log). */
+function queueDeliveries() {
+  const text = readFileSync(queueHost.log, "utf8").replace(ANSI_COLOUR, "");
+  let acked = 0;
+  let batches = 0;
+  for (const m of text.matchAll(/QUEUE gateway-generations (\d+)\/(\d+)/g)) {
+    acked += Number(m[1]);
+    batches++;
+  }
+  return { acked, batches };
 }
 
 /**
@@ -177,6 +227,9 @@ async function kill(signal) {
   const left = groupProcesses(pgid);
   if (left.length) killGroup("SIGKILL");
   server = null;
+  // A killed process leaves its dev-registry entry behind, and wrangler would not register the restarted
+  // gateway over it until it went stale: the queue host would keep calling the dead one's ledgers.
+  rmSync(join(run, "registry", "edge-model-gateway"), { force: true });
   await sleep(200);
   return { before: before.map((p) => p.comm), left: left.map((p) => p.comm) };
 }
@@ -304,6 +357,7 @@ async function videoDone(key, id) {
 }
 
 async function round(n, signal, managementKey) {
+  const queuedBefore = queueDeliveries();
   const warm = [];
   const key = await createKey(managementKey, `kill round ${n}`, CAP_MICROS / 1_000_000);
   const videoKey = await createKey(managementKey, `kill video ${n}`, CAP_MICROS / 1_000_000);
@@ -331,6 +385,16 @@ async function round(n, signal, managementKey) {
     await sleep(1_000);
     view = await ledgerView(key);
   }
+  // Records still queued land (and are reported to the ledger) within a few retries: wait until the
+  // records and the charges have not moved for 3 s.
+  let last = "";
+  for (let i = 0, still = 0; i < 60 && still < 3; i++) {
+    const now = `${records(key).length} ${view.usage} ${view.reserved} ${queueDeliveries().acked}`;
+    still = now === last ? still + 1 : 0;
+    last = now;
+    await sleep(1_000);
+    view = await ledgerView(key);
+  }
   const video = await videoDone(videoKey, videoId);
   const videoView = await ledgerView(videoKey);
 
@@ -347,6 +411,7 @@ async function round(n, signal, managementKey) {
   const misrecorded = ok.filter((a) => recorded.has(a.id) && recorded.get(a.id) !== a.cost);
   const videoRows = records(videoKey);
   const videoCost = video.usage ? micros(video.usage.cost) : null;
+  const queued = queueDeliveries();
 
   const violations = [];
   if (view.reserved !== 0) violations.push(`${view.reserved} micro-USD still reserved after the lease`);
@@ -367,6 +432,10 @@ async function round(n, signal, managementKey) {
     );
   if (videoView.reserved !== 0) violations.push(`video key still reserves ${videoView.reserved}`);
   if (ok.length === 0) violations.push("no request was answered before the kill");
+  if (queued.acked - queuedBefore.acked < rows.length)
+    violations.push(
+      `the queue's consumer acked ${queued.acked - queuedBefore.acked} records, fewer than ${rows.length}`,
+    );
   if (lostAnswers.length + answers.filter((a) => a.status === 0).length === 0)
     violations.push("nothing was in flight at the kill (raise KILL_CONCURRENCY or lower KILL_LOAD_MS)");
 
@@ -376,6 +445,7 @@ async function round(n, signal, managementKey) {
       `answered ${ok.length} (${answeredCost} micro-USD), cut off ${answers.filter((a) => a.status === 0).length}, ` +
       `402 ${answers.filter((a) => a.status === 402).length}; records ${rows.length} (${recordCost}), of which answer lost ${lostAnswers.length} (${lostCost}), admitted against a block ${rows.filter((r) => r.block_id).length}; ` +
       `charged ${view.usage}, reserved ${view.reserved}, lost ${lost} micro-USD; ` +
+      `queue: ${queued.acked - queuedBefore.acked} records acked in ${queued.batches - queuedBefore.batches} batches; ` +
       `video ${video.status}, ${videoRows.length} record, billed ${videoView.usage} (reported ${videoCost})` +
       (violations.length ? `  VIOLATION: ${violations.join("; ")}` : ""),
   );
@@ -386,6 +456,7 @@ let failed = false;
 try {
   const managementKey = await seed();
   await start();
+  await startQueueHost();
   console.log(
     `kill test${QUICK ? " (quick)" : ""}: ${CONCURRENCY} concurrent paid embeddings, kill after ${LOAD_MS} ms, ` +
       `lease ${LEASE_MS} ms, rounds ${SIGNALS.join(", ")}, on :${PORT} (ready after ${elapsed()})`,

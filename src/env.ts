@@ -1,5 +1,6 @@
 // Worker bindings and per-request context variables, typed once for the whole app.
 import type { DataRegion } from "../regions";
+import type { GenerationRecord } from "./generations/insert";
 import type { Ledger } from "./ledger/object";
 import type { RequestTrace } from "./lib/request-log";
 import type { AuthContext } from "./middleware/auth";
@@ -10,6 +11,10 @@ export interface Bindings {
   LEDGER: DurableObjectNamespace<Ledger>;
   VIDEO_JOBS: DurableObjectNamespace<VideoJob>;
   ABUSE_LIMITER?: RateLimit;
+  /** Generation records leave the request path through this queue (src/generations); absent: straight to D1. */
+  GENERATIONS?: Queue<GenerationRecord>;
+  /** "d1": write generation records straight to D1 even with the queue bound (the tests set it). */
+  GENERATION_RECORDS?: string;
   REGION: DataRegion;
   /** JSON {"<version>": "<base64 32-byte key>"}; the highest version encrypts new secrets. */
   BYOK_MASTER_KEYS?: string;

@@ -123,6 +123,18 @@ function countingD1(db: D1Database, fixed?: Place): D1Database {
   return wrapped as unknown as D1Database;
 }
 
+/** The generation records' queue producer with its sends counted as `GENERATIONS.send[Batch]`. */
+function countingQueue(queue: unknown, fixed?: Place): unknown {
+  if (!queue) return queue;
+  const q = queue as Queue;
+  return {
+    send: (body: unknown, options?: QueueSendOptions) =>
+      timed("queue", fixed, "GENERATIONS.send", () => q.send(body, options)),
+    sendBatch: (messages: Iterable<MessageSendRequest>, options?: QueueSendBatchOptions) =>
+      timed("queue", fixed, "GENERATIONS.sendBatch", () => q.sendBatch(messages, options)),
+  };
+}
+
 /** A Durable Object stub whose method calls are counted as `BINDING.method`. */
 function countingStub(stub: object, binding: string, fixed?: Place): object {
   return new Proxy(stub, {
@@ -161,6 +173,7 @@ function countingEnv(env: Env, fixed?: Place): Env {
     DB: countingD1(env.DB, fixed),
     LEDGER: countingNamespace(env.LEDGER as object, "LEDGER", fixed),
     VIDEO_JOBS: countingNamespace(env.VIDEO_JOBS as object, "VIDEO_JOBS", fixed),
+    GENERATIONS: countingQueue(env.GENERATIONS, fixed),
   };
   byEnv.set(env, wrapped);
   return wrapped;

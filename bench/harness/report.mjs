@@ -105,20 +105,22 @@ const fmt = (x) => (x == null ? "0" : String(x));
 
 export function countingTable(results) {
   const lines = [
-    "| scenario | requests | D1 queries: request path / background | DO calls: request path / background | waitUntil | ledger object's D1 | upstream calls | waits before / after the upstream call (ms) |",
-    "|---|---|---|---|---|---|---|---|",
+    "| scenario | requests | D1 queries: request path / background | DO calls: request path / background | waitUntil | ledger object's D1 | queue sends / consumer's D1 + DO calls | upstream calls | waits before / after the upstream call (ms) |",
+    "|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of results) {
     if (r.skipped) {
-      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | | | | |`);
+      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | | | | | |`);
       continue;
     }
     const p = r.counts.per_request;
+    const queueSends = (p.queue_request_path ?? 0) + (p.queue_background ?? 0);
     const wait = (label) => r.counts.calls.find((c) => c.kind === "wait" && c.label === label)?.ms_each ?? 0;
     lines.push(
       `| ${r.title} | ${r.counts.requests} | ${fmt(p.d1_request_path)} / ${fmt(p.d1_background)} | ` +
         `${fmt(p.do_request_path)} / ${fmt(p.do_background)} | ` +
         `${fmt((p.waitUntil_request_path ?? 0) + (p.waitUntil_background ?? 0))} | ${fmt(p.d1_ledger_object)} | ` +
+        `${fmt(Number(queueSends.toFixed(3)))} / ${fmt(p.d1_other_handler)} + ${fmt(p.do_other_handler)} | ` +
         `${r.counts.upstream_calls} | ${wait("request start -> upstream call")} / ${wait("upstream call -> response")} |`,
     );
   }

@@ -1,6 +1,7 @@
 // Builds the gateway bundle as `wrangler deploy` would, and runs it under Miniflare beside the passthrough
 // Worker in one workerd: the gateway with wrangler.toml's own bindings (D1, Durable Objects, rate limiting,
-// queues when added, vars), each Worker on its own loopback port, state in the bench's own directory.
+// the generation records' queue and its consumer, vars), each Worker on its own loopback port, state in
+// the bench's own directory.
 import { execFile } from "node:child_process";
 import { createServer } from "node:net";
 import { basename, dirname, join } from "node:path";
@@ -50,6 +51,7 @@ export async function startWorkers({ bundles, upstreamUrl, persistDir, providerS
   const options = await gatewayOptions();
   const gateway = (name, bundle) => ({
     ...options,
+    ...ownQueues(options, name),
     name,
     // Module names are paths relative to the root: the bundle's own directory.
     rootPath: dirname(bundle),
@@ -97,6 +99,28 @@ export async function startWorkers({ bundles, upstreamUrl, persistDir, providerS
   const urls = {};
   for (const name of [...names, "passthrough"]) urls[name] = (await mf.unsafeGetDirectURL(name)).origin;
   return { mf, urls, inspector: inspect ? await mf.getInspectorURL() : undefined };
+}
+
+/**
+ * wrangler.toml's queues, renamed for one gateway Worker of the run: a queue has one consumer, and
+ * each gateway (the timed one, the counting one) consumes what it produces.
+ */
+function ownQueues(options, worker) {
+  const rename = (queue) => (queue ? `${queue}-${worker}` : queue);
+  return {
+    queueProducers: Object.fromEntries(
+      Object.entries(options.queueProducers ?? {}).map(([binding, p]) => [
+        binding,
+        typeof p === "string" ? rename(p) : { ...p, queueName: rename(p.queueName) },
+      ]),
+    ),
+    queueConsumers: Object.fromEntries(
+      Object.entries(options.queueConsumers ?? {}).map(([queue, c]) => [
+        rename(queue),
+        { ...c, deadLetterQueue: rename(c.deadLetterQueue) },
+      ]),
+    ),
+  };
 }
 
 /** A loopback port nothing listens on right now. */

@@ -1,158 +1,127 @@
-// The generation record of an inference call: written off the response path, before the settlement
-// (the ledger reads records back to charge reservations reclaimed without one: db/generations.ts).
+// The generation record of an inference call: sent off the response path to the GENERATIONS queue
+// (written to D1 by its consumer, consumer.ts), or straight to D1 when there is no queue or the send
+// fails; and always before the settlement (the ledger charges reservations reclaimed without one
+// from the records: docs/billing.md, "Reclaim").
 
-import { getTableColumns } from "drizzle-orm";
-import { NOW_SQL } from "../../schema/tables";
 import { type Reservation, settleInBackground } from "../billing/admission";
-import { tables } from "../db/client";
 import type { Bindings } from "../env";
+import { type GenerationRecord, insertRecords, writeOne } from "./insert";
 
-export type GenerationRecord = typeof tables.generations.$inferInsert;
+export { type GenerationRecord, insertRecord, insertRecords } from "./insert";
 
 /** The part of the execution context this needs (Hono's and Workers' contexts both fit). */
 export interface WaitUntil {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-/** How long a record waits in the isolate for others to share its D1 call. */
+/** How long a record waits in the isolate for others to share its send (or D1 call). */
 export const RECORD_COALESCE_MS = 20;
-/** At most this many records go in one D1 call (one batch, one transaction). */
+/** At most this many records go in one send (Queues' sendBatch limit) or one D1 call. */
 const MAX_RECORDS = 100;
+/** Bytes of records per sendBatch, under Queues' 256 KB per batch. */
+const MAX_SEND_BYTES = 200 * 1024;
+/** A record larger than this goes straight to D1 (Queues' 128 KB per message, with room for framing). */
+const MAX_MESSAGE_BYTES = 100 * 1024;
 const MAX_POLL_MS = 16;
 
-/** Records waiting in this isolate, with the binding each was made for. */
-const pending: Array<{ d1: D1Database; record: GenerationRecord }> = [];
-/** What became of a record written by another request's call, until its own request reads it. */
+/** Where this isolate's records go: the queue, or D1 when there is none (see `sinkOf`). */
+type Sink = { queue: Queue<GenerationRecord>; d1: D1Database } | { queue?: undefined; d1: D1Database };
+
+/** Records waiting in this isolate, with where each goes (keyed by the binding that carries it). */
+const pending: Array<{ via: object; sink: Sink; record: GenerationRecord; bytes: number }> = [];
+/** What became of a record sent by another request's call, until its own request reads it. */
 const written = new Map<string, "ok" | "failed">();
 
 /**
- * Writes the record, sharing one D1 call with the other records of this isolate made within
- * RECORD_COALESCE_MS: whichever request finds records waiting writes them all as one batch; the
- * others see their outcome in plain data, polling with their own timers (workerd forbids awaiting
- * another request's promise). A batch that fails is written again one record at a time by each
- * owner, and a record that still fails is logged with its generation id (never the body or a
- * credential).
+ * The queue when bound, unless GENERATION_RECORDS is "d1" (the tests, which read a record as soon
+ * as its request's waitUntil work is done); D1 otherwise (tools, harnesses without the binding).
  */
-async function writeRecord(d1: D1Database, record: GenerationRecord): Promise<void> {
-  pending.push({ d1, record });
+function sinkOf(env: Bindings): Sink {
+  return env.GENERATIONS && env.GENERATION_RECORDS !== "d1"
+    ? { queue: env.GENERATIONS, d1: env.DB }
+    : { d1: env.DB };
+}
+
+/**
+ * Sends the record, sharing one call (a sendBatch, or a D1 batch without a queue) with the other
+ * records of this isolate made within RECORD_COALESCE_MS: whichever request finds records waiting
+ * sends them all; the others see their outcome in plain data, polling with their own timers
+ * (workerd forbids awaiting another request's promise). A record whose call failed is written
+ * straight to D1 by its own request (idempotent by id, so a send that did land is no harm), and a
+ * record that still fails is logged with its generation id (never the body or a credential).
+ */
+export async function writeRecord(sink: Sink, record: GenerationRecord): Promise<void> {
+  const via = sink.queue ?? sink.d1;
+  const bytes = sink.queue ? JSON.stringify(record).length : 0;
+  if (bytes > MAX_MESSAGE_BYTES) {
+    await writeOne(sink.d1, record, "generation record write failed");
+    return;
+  }
+  pending.push({ via, sink, record, bytes });
   await new Promise((resolve) => setTimeout(resolve, RECORD_COALESCE_MS));
   for (let poll = 1; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
     const outcome = written.get(record.id);
     if (outcome) {
       written.delete(record.id);
-      if (outcome === "ok") return;
-      return writeOne(d1, record);
+      if (outcome === "failed") await writeOne(sink.d1, record, "generation record write failed");
+      return;
     }
-    if (pending.some((p) => p.record === record)) await writeBatch(d1);
+    if (pending.some((p) => p.record === record)) await sendBatch(via);
     else await new Promise((resolve) => setTimeout(resolve, poll));
   }
 }
 
-/**
- * Records are inserted with prepared statements built once from the table's columns: Drizzle's query
- * builder cost more CPU per record than everything else on the request path (the bench's profile).
- * Values go through each column's own driver mapping (JSON, booleans), so the table stays the one
- * definition; a column left unset takes its SQL default (the creation time) or null.
- */
-const COLUMNS = Object.entries(getTableColumns(tables.generations));
-const NAMES = COLUMNS.map(([, c]) => `"${c.name}"`).join(", ");
-/** The only SQL default in the table is the creation time (NOW_SQL); other defaults are plain values. */
-const valueSql = (c: (typeof COLUMNS)[number][1], param: string) =>
-  c.hasDefault && typeof c.default === "object" ? `coalesce(${param}, ${NOW_SQL})` : param;
-const INSERT_ONE = `INSERT INTO generations (${NAMES}) VALUES (${COLUMNS.map(([, c]) => valueSql(c, "?")).join(", ")})`;
-/** Many rows in one statement: one JSON array of rows bound as a single parameter (D1 allows 100 per statement). */
-const INSERT_MANY = `INSERT INTO generations (${NAMES}) SELECT ${COLUMNS.map(([, c], i) =>
-  valueSql(c, `json_extract(value, '$[${i}]')`),
-).join(", ")} FROM json_each(?)`;
-/** Bytes of rows per statement, well under D1's 2 MB per value. */
-const MAX_STATEMENT_BYTES = 512 * 1024;
-
-const prepared = new WeakMap<D1Database, { one: D1PreparedStatement; many: D1PreparedStatement }>();
-const statementsOf = (d1: D1Database) => {
-  let s = prepared.get(d1);
-  if (!s) {
-    s = { one: d1.prepare(INSERT_ONE), many: d1.prepare(INSERT_MANY) };
-    prepared.set(d1, s);
-  }
-  return s;
-};
-
-/** The record's values in column order, as the driver stores them. */
-function rowValues(record: GenerationRecord): unknown[] {
-  const row = record as Record<string, unknown>;
-  return COLUMNS.map(([key, c]) => {
-    const value = row[key] ?? (c.default !== undefined && typeof c.default !== "object" ? c.default : null);
-    return value === null ? null : c.mapToDriverValue(value);
-  });
-}
-
-export function insertRecord(d1: D1Database, record: GenerationRecord): D1PreparedStatement {
-  return statementsOf(d1).one.bind(...rowValues(record));
-}
-
-/** Statements inserting all the records, as few as the size bound allows (run them in one batch). */
-export function insertRecords(d1: D1Database, records: GenerationRecord[]): D1PreparedStatement[] {
-  const { many } = statementsOf(d1);
-  const out: D1PreparedStatement[] = [];
-  let rows: string[] = [];
-  let bytes = 0;
-  for (const record of records) {
-    const json = JSON.stringify(rowValues(record));
-    if (rows.length > 0 && bytes + json.length > MAX_STATEMENT_BYTES) {
-      out.push(many.bind(`[${rows.join(",")}]`));
-      rows = [];
-      bytes = 0;
-    }
-    rows.push(json);
-    bytes += json.length + 1;
-  }
-  if (rows.length > 0) out.push(many.bind(`[${rows.join(",")}]`));
-  return out;
-}
-
-async function writeBatch(d1: D1Database): Promise<void> {
+/** Sends up to MAX_RECORDS waiting records bound for `via` in one call, and notes each one's outcome. */
+async function sendBatch(via: object): Promise<void> {
   const mine: GenerationRecord[] = [];
+  let sink: Sink | undefined;
+  let bytes = 0;
   for (let i = 0; i < pending.length && mine.length < MAX_RECORDS; ) {
-    if (pending[i]!.d1 === d1) mine.push(pending.splice(i, 1)[0]!.record);
-    else i++;
+    const p = pending[i]!;
+    if (p.via !== via || (mine.length > 0 && bytes + p.bytes > MAX_SEND_BYTES)) {
+      i++;
+      continue;
+    }
+    pending.splice(i, 1);
+    mine.push(p.record);
+    sink = p.sink;
+    bytes += p.bytes;
   }
-  if (mine.length === 0) return;
+  if (!sink) return;
   let outcome: "ok" | "failed" = "ok";
   try {
-    await d1.batch(insertRecords(d1, mine));
-  } catch {
+    if (sink.queue) await sink.queue.sendBatch(mine.map((body) => ({ body, contentType: "json" })));
+    else await sink.d1.batch(insertRecords(sink.d1, mine));
+  } catch (err) {
     outcome = "failed";
+    if (sink.queue) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "generation records: queue send failed; writing them to D1",
+          generation_ids: mine.map((r) => r.id),
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      );
+    }
   }
   for (const r of mine) written.set(r.id, outcome);
 }
 
-async function writeOne(d1: D1Database, record: GenerationRecord): Promise<void> {
-  try {
-    await insertRecord(d1, record).run();
-  } catch (err) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message: "generation record write failed",
-        generation_id: record.id,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
-  }
-}
-
 /**
  * The end of an inference call that was admitted: its generation record, then its settlement, in
- * that order. So every charge the ledger was told of has a record, and a record whose settlement
- * never arrived (the isolate died in between) is charged when the ledger reclaims the reservation.
- * `costMicros` and `isByok` of the record are what is settled. Never throws; run it in waitUntil.
+ * that order. So every charge the ledger was told of has a record (in D1, or in the queue, whose
+ * consumer tells the ledger once it wrote it), and a record whose settlement never arrived (the
+ * isolate died in between) is charged when the ledger reclaims the reservation or, if the record was
+ * still queued then, when the consumer reports it (docs/billing.md, "Reclaim"). `costMicros` and
+ * `isByok` of the record are what is settled. Never throws; run it in waitUntil.
  */
 export async function finishGeneration(
   env: Bindings,
   reservation: Reservation,
   record: GenerationRecord,
 ): Promise<void> {
-  await writeRecord(env.DB, { ...record, blockId: reservation.blockId ?? null });
+  await writeRecord(sinkOf(env), { ...record, blockId: reservation.blockId ?? null });
   await settleInBackground(env, reservation, {
     actualMicros: record.costMicros ?? 0,
     isByok: record.isByok ?? false,

@@ -9,7 +9,7 @@
 import { applyReport, BLOCK_GRACE_MS, BLOCK_MS, grantBlock, retryAt, UNCLAIMED_BLOCK_MS } from "./blocks";
 import { checkFree, countFree, type FreeDaily, type FreeLimits, freeDaily } from "./free-limits";
 import { addSpend, type Bucket, committed, emptyMeter, figures, type Limit, resetsAt } from "./meter";
-import { reclaimExpired, settledOf } from "./reclaim";
+import { chargeLateRecords, noteRecords, reclaimExpired, settledOf } from "./reclaim";
 import type {
   AccountState,
   AdmitCommand,
@@ -21,6 +21,7 @@ import type {
   KeyUsage,
   LedgerStore,
   RecordedCosts,
+  RecordNote,
   Rejection,
   ReservationRecord,
   SettleCommand,
@@ -154,6 +155,16 @@ export class LedgerCore {
   /** Releases reservations whose lease ended, charged from the generation records (reclaim.ts). */
   reclaim(now: number, recorded: RecordedCosts = new Map()): number {
     return reclaimExpired(this, now, recorded);
+  }
+
+  /** Records the consumer wrote and reported; returns reclaimed blocks to re-read (reclaim.ts). */
+  noteRecords(notes: RecordNote[], now: number): string[] {
+    return noteRecords(this, notes, now);
+  }
+
+  /** Charges reclaimed blocks what their records, read again, show beyond what they were charged. */
+  chargeLateRecords(recorded: RecordedCosts, now: number): void {
+    chargeLateRecords(this, recorded, now);
   }
 
   private unclaimedMs(): number {

@@ -16,6 +16,7 @@ import type {
   KeyUsage,
   LedgerStatus,
   RecordedCosts,
+  RecordNote,
   SettleCommand,
   SettleResult,
 } from "./types";
@@ -51,6 +52,10 @@ export class Ledger extends DurableObject<LedgerEnv> {
   /** The account's authority version (see raiseAuthority); kept in memory, stored on change. */
   private authority: number;
   private refreshing: Promise<void> | null = null;
+  /** The reservations the alarm is reading generation records for, while it reads. */
+  private reading: Set<string> | null = null;
+  /** Of those, the blocks whose records the consumer reported meanwhile: the alarm reads them again. */
+  private readonly heard = new Set<string>();
   /** The time source; tests replace it to cross window boundaries. */
   clock: () => number = () => Date.now();
 
@@ -170,12 +175,40 @@ export class Ledger extends DurableObject<LedgerEnv> {
     };
   }
 
+  /**
+   * Late news from the generation records' consumer: records it wrote to D1 (see reclaim.ts,
+   * `noteRecords`). A request's record settles it (idempotent); a block reclaimed before its records
+   * landed is charged what they show beyond what it was charged; a block the alarm is reading for
+   * right now is read again before the reclaim applies. Throws if D1 cannot be read: the consumer
+   * reports again later.
+   */
+  async recorded(notes: RecordNote[]): Promise<void> {
+    const blocks = this.store.transaction(() => this.core.noteRecords(notes, this.clock()));
+    for (const n of notes) if (n.blockId && this.reading?.has(n.blockId)) this.heard.add(n.blockId);
+    if (blocks.length === 0) return;
+    const recorded = await recordedCosts(this.env.DB, blocks);
+    this.store.transaction(() => this.core.chargeLateRecords(recorded, this.clock()));
+  }
+
   override async alarm(): Promise<void> {
     const now = this.clock();
     const expired = this.store.expiredReservations(now).map((r) => r.generationId);
     let recorded: RecordedCosts;
+    this.reading = new Set(expired);
+    this.heard.clear();
     try {
       recorded = await recordedCosts(this.env.DB, expired);
+      // A block's record reported while that read was under way may have landed after it: read again.
+      while (this.heard.size > 0) {
+        const again = [...this.heard];
+        this.heard.clear();
+        const fresh = await recordedCosts(this.env.DB, again);
+        for (const id of again) {
+          const spent = fresh.get(id);
+          if (spent) recorded.set(id, spent);
+          else recorded.delete(id);
+        }
+      }
     } catch (err) {
       // Reclaiming without the records would forgive what they show was spent: hold on and try again.
       console.error(
@@ -189,6 +222,8 @@ export class Ledger extends DurableObject<LedgerEnv> {
       this.alarmAt = now + RECLAIM_RETRY_MS;
       await this.ctx.storage.setAlarm(this.alarmAt);
       return;
+    } finally {
+      this.reading = null;
     }
     this.store.transaction(() => this.core.reclaim(now, recorded));
     const next = this.store.nextExpiry() ?? (this.store.hasSettled() ? now + PRUNE_EVERY_MS : null);

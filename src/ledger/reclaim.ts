@@ -2,7 +2,7 @@
 // generation records say was spent under them (see docs/billing.md, "Reclaim").
 import { BLOCK_RETENTION_MS } from "./blocks";
 import type { Bucket } from "./meter";
-import type { LedgerStore, RecordedCosts, ReservationRecord } from "./types";
+import type { LedgerStore, RecordedCosts, RecordNote, ReservationRecord, SettleCommand } from "./types";
 
 /** Settled and reclaimed generation ids are remembered this long, for idempotent settle. */
 export const SETTLED_RETENTION_MS = 7 * 86_400_000;
@@ -12,6 +12,7 @@ interface Book {
   readonly store: LedgerStore;
   shiftReserved(r: Pick<ReservationRecord, "keyHash" | "budgetIds" | "bucket">, delta: number): void;
   charge(keyHash: string, budgetIds: string[], bucket: Bucket, amount: number, now: number): void;
+  settle(cmd: SettleCommand, now: number): unknown;
 }
 
 export const settledOf = (r: ReservationRecord) => ({
@@ -57,4 +58,46 @@ export function reclaimExpired(book: Book, now: number, recorded: RecordedCosts)
   book.store.pruneSettled(now - SETTLED_RETENTION_MS);
   book.store.pruneBlocks(now - BLOCK_RETENTION_MS, now - SETTLED_RETENTION_MS);
   return expired.length;
+}
+
+/**
+ * Late news: generation records the queue's consumer wrote to D1 and reported. A request's record
+ * settles it like its own settlement would (open: settled; reclaimed: the rest of its cost; settled:
+ * nothing). A block's record changes nothing here (its isolate's reports charge it, or the reclaim
+ * reads it from D1): returns the blocks already reclaimed, whose records the caller reads again and
+ * passes to `chargeLateRecords`.
+ */
+export function noteRecords(book: Book, notes: RecordNote[], now: number): string[] {
+  const reclaimedBlocks = new Set<string>();
+  for (const n of notes) {
+    if (n.blockId == null) {
+      book.settle({ generationId: n.generationId, actualMicros: n.costMicros, byok: n.byok }, now);
+    } else if (book.store.settled(n.blockId)?.state === "reclaimed" && book.store.block(n.blockId)) {
+      reclaimedBlocks.add(n.blockId);
+    }
+  }
+  return [...reclaimedBlocks];
+}
+
+/**
+ * Charges reclaimed blocks what their records (read from D1 after the consumer reported them) show
+ * beyond what the block was charged so far (its reports and its reclaim): records only grow, so a
+ * record reported twice, or already counted by the reclaim, charges nothing more.
+ */
+export function chargeLateRecords(book: Book, recorded: RecordedCosts, now: number): void {
+  for (const [blockId, spent] of recorded) {
+    const block = book.store.block(blockId);
+    if (!block || book.store.settled(blockId)?.state !== "reclaimed") continue;
+    const credits = Math.max(0, spent.credits - block.chargedCredits);
+    const byok = Math.max(0, spent.byok - block.chargedByok);
+    if (credits + byok === 0) continue;
+    book.charge(block.keyHash, block.budgetIds, "credits", credits, now);
+    book.charge(block.keyHash, block.budgetIds, "byok", byok, now);
+    book.store.putBlock({
+      ...block,
+      chargedCredits: block.chargedCredits + credits,
+      chargedByok: block.chargedByok + byok,
+      at: now,
+    });
+  }
 }

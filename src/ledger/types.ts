@@ -46,6 +46,18 @@ export interface SettledRecord {
  */
 export type RecordedCosts = Map<string, { credits: number; byok: number }>;
 
+/**
+ * A generation record the queue's consumer wrote to D1, reported to its account's ledger (late news
+ * for a reservation reclaimed while the record was still queued: docs/billing.md, "Reclaim").
+ */
+export interface RecordNote {
+  generationId: string;
+  /** The isolate block the request was admitted against, if any. */
+  blockId: string | null;
+  costMicros: number;
+  byok: boolean;
+}
+
 /** Synchronous storage (Durable Object SQLite in production, a Map in model tests). */
 export interface LedgerStore {
   account(): AccountState;

@@ -198,3 +198,62 @@ describe("a shortened lease (LEDGER_LEASE_MS, for the kill tests)", () => {
     expect(ledger.account()).toMatchObject({ spent: 1_600, reserved: 1_000 });
   });
 });
+
+describe("late records (the queue's consumer reports records written after a reclaim)", () => {
+  it("charge a reclaimed block only what its records show beyond its reports and its reclaim, once", () => {
+    const { store, ledger } = core();
+    const asker = cmd();
+    const reply = ledger.admitBatch(
+      [asker],
+      { settles: [], reports: [] },
+      { blockId: "blk", sizeMicros: 10_000 },
+      T0,
+    );
+    expect(reply.block?.blockId).toBe("blk");
+    // Reported: 3 000 charged. One of those requests' records is still queued when the lease ends.
+    ledger.record({ settles: [], reports: [report("blk", 3, 3_000, 1_000)] }, T0 + 100);
+    const at = store.reservation("blk")!.expiresAt;
+    ledger.reclaim(at, new Map([["blk", { credits: 2_000, byok: 0 }]]));
+    const usage = () => ledger.keyUsage("k", at + 10).usage.total;
+    expect(usage()).toBe(3_000);
+    const note = (generationId: string) => ({ generationId, blockId: "blk", costMicros: 1_000, byok: false });
+    expect(ledger.noteRecords([note("a")], at + 1)).toEqual(["blk"]);
+    // That record lands: already charged by the report.
+    ledger.chargeLateRecords(new Map([["blk", { credits: 3_000, byok: 0 }]]), at + 1);
+    expect(usage()).toBe(3_000);
+    // A request settled and never reported lands: charged once, however often it is reported.
+    ledger.chargeLateRecords(new Map([["blk", { credits: 3_500, byok: 0 }]]), at + 2);
+    ledger.chargeLateRecords(new Map([["blk", { credits: 3_500, byok: 0 }]]), at + 3);
+    expect(usage()).toBe(3_500);
+    // The isolate's last report comes after all: nothing more.
+    ledger.record({ settles: [], reports: [report("blk", 9, 3_500, 0)] }, at + 4);
+    expect(usage()).toBe(3_500);
+    expect(ledger.account()).toMatchObject({ spent: 3_500, reserved: 0 });
+  });
+
+  it("leave an open block to its reports, and settle a request's own reservation like its settlement", () => {
+    const { ledger } = core();
+    const reply = ledger.admitBatch(
+      [cmd()],
+      { settles: [], reports: [] },
+      { blockId: "open", sizeMicros: 10_000 },
+      T0,
+    );
+    expect(reply.block).toBeDefined();
+    const single = cmd();
+    ledger.admit(single, T0);
+    const notes = [
+      { generationId: "x", blockId: "open", costMicros: 500, byok: false },
+      { generationId: single.generationId, blockId: null, costMicros: 700, byok: false },
+    ];
+    expect(ledger.noteRecords(notes, T0 + 1)).toEqual([]);
+    expect(ledger.noteRecords(notes, T0 + 2)).toEqual([]);
+    expect(ledger.keyUsage("k", T0 + 3).usage.total).toBe(700);
+    expect(
+      ledger.settle({ generationId: single.generationId, actualMicros: 700, byok: false }, T0 + 4),
+    ).toEqual({
+      status: "duplicate",
+      chargedMicros: 0,
+    });
+  });
+});

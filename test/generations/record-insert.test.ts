@@ -5,7 +5,7 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb, tables } from "../../src/db/client";
-import { type GenerationRecord, insertRecord, insertRecords } from "../../src/generations/record";
+import { type GenerationRecord, insertRecord, insertRecords } from "../../src/generations/insert";
 
 const full = (id: string): GenerationRecord => ({
   id,
@@ -77,9 +77,11 @@ describe("insertRecord", () => {
     expect((await rowOf("dated")).createdAt).toBe("2026-01-02T03:04:05.678Z");
   });
 
-  it("refuses a second record with the same generation id", async () => {
+  it("keeps the first record of a generation id: a second write changes nothing", async () => {
     await insertRecord(env.DB, minimal("twice")).run();
-    await expect(insertRecord(env.DB, minimal("twice")).run()).rejects.toThrow(/UNIQUE|constraint/i);
+    const again = await insertRecord(env.DB, { ...minimal("twice"), costMicros: 999 }).run();
+    expect(again.meta.changes).toBe(0);
+    expect((await rowOf("twice")).costMicros).toBe(0);
   });
 
   it("inserts many records in one statement, each stored as Drizzle stores it", async () => {
@@ -107,15 +109,13 @@ describe("insertRecord", () => {
     for (const r of records) expect((await rowOf(r.id)).metadata).toEqual(big);
   });
 
-  it("writes nothing of a batch holding an id already stored (the caller then writes one at a time)", async () => {
+  it("writes the new records of a batch holding an id already stored, and leaves the stored one as it was", async () => {
     await insertRecord(env.DB, minimal("dup-1")).run();
-    await expect(env.DB.batch(insertRecords(env.DB, [minimal("dup-0"), minimal("dup-1")]))).rejects.toThrow(
-      /UNIQUE|constraint/i,
+    const [result] = await env.DB.batch(
+      insertRecords(env.DB, [minimal("dup-0"), { ...minimal("dup-1"), costMicros: 999 }]),
     );
-    const [row] = await getDb(env.DB)
-      .select()
-      .from(tables.generations)
-      .where(eq(tables.generations.id, "dup-0"));
-    expect(row).toBeUndefined();
+    expect(result!.meta.changes).toBe(1);
+    expect((await rowOf("dup-0")).id).toBe("dup-0");
+    expect((await rowOf("dup-1")).costMicros).toBe(0);
   });
 });

@@ -1,0 +1,301 @@
+// Generation records through the GENERATIONS queue: the consumer writes each record once however often
+// a batch is delivered or fails, the ledger still charges a record that was queued when its reservation
+// was reclaimed, and the producer falls back to D1 when it cannot send.
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  runDurableObjectAlarm,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
+import { eq, inArray } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import app from "../../src/app";
+import { dropIsolateState, ledgerFor } from "../../src/billing/ledger-client";
+import { getDb, tables } from "../../src/db/client";
+import type { Bindings } from "../../src/env";
+import { RECORDS_QUEUE } from "../../src/generations/consumer";
+import type { GenerationRecord } from "../../src/generations/insert";
+import worker from "../../src/index";
+import { UNCLAIMED_BLOCK_MS } from "../../src/ledger/blocks";
+import { LEASE_MS } from "../../src/ledger/core";
+import wranglerToml from "../../wrangler.toml?raw";
+import { countingEnv } from "../billing/counting-env";
+import { createAccount, type TestAccount } from "../helpers/accounts";
+import { BASE } from "../helpers/http";
+
+const record = (acct: TestAccount, over: Partial<GenerationRecord> = {}): GenerationRecord => ({
+  id: `gen-${crypto.randomUUID()}`,
+  accountId: acct.accountId,
+  workspaceId: acct.workspaceId,
+  keyHash: acct.apiKeyHash,
+  modality: "embeddings",
+  model: "sandbox/embed-small",
+  provider: "sandbox",
+  isByok: false,
+  status: "completed",
+  usage: { prompt_tokens: 5 },
+  costMicros: 120,
+  region: "global",
+  ...over,
+});
+
+/** Delivers the records as the queue would (attempt `attempts`) and answers what the consumer acked and retried. */
+async function deliver(records: GenerationRecord[], attempts = 1, queue: string = RECORDS_QUEUE.queue) {
+  const batch = createMessageBatch<GenerationRecord>(
+    queue,
+    records.map((body) => ({ id: `msg-${body.id}`, timestamp: new Date(), attempts, body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env);
+  const result = await getQueueResult(batch, ctx);
+  return {
+    acked: result.explicitAcks.map((id) => id.slice(4)).sort(),
+    retried: result.retryMessages.map((m) => m.msgId.slice(4)).sort(),
+  };
+}
+
+async function rows(ids: string[]) {
+  return getDb(env.DB).select().from(tables.generations).where(inArray(tables.generations.id, ids));
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("the consumer", () => {
+  it("writes a batch delivered twice once, and acks it both times", async () => {
+    const acct = await createAccount();
+    const batch = Array.from({ length: 5 }, (_, i) => record(acct, { costMicros: 100 + i }));
+    const ids = batch.map((r) => r.id).sort();
+    expect(await deliver(batch)).toEqual({ acked: ids, retried: [] });
+    // The redelivery carries other values: the first write stands.
+    expect(await deliver(batch.map((r) => ({ ...r, costMicros: 9_999 })))).toEqual({
+      acked: ids,
+      retried: [],
+    });
+    const stored = await rows(ids);
+    expect(stored.map((r) => r.id).sort()).toEqual(ids);
+    expect(stored.map((r) => r.costMicros).sort()).toEqual([100, 101, 102, 103, 104]);
+  });
+
+  it("retries only the record whose D1 write failed mid-batch; redelivered, every record lands exactly once", async () => {
+    const acct = await createAccount();
+    const batch = Array.from({ length: 6 }, () => record(acct));
+    const poisoned = batch[3]!.id;
+    // D1 itself fails the write at the fourth row of the batch's insert (so the batch's transaction
+    // is rolled back), and again for that record alone, until the trigger is dropped.
+    const trigger = `fail_${crypto.randomUUID().replaceAll("-", "")}`;
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON generations WHEN NEW.id = '${poisoned}' BEGIN SELECT RAISE(ABORT, 'injected D1 failure'); END`,
+    );
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const ids = batch.map((r) => r.id);
+    try {
+      const first = await deliver(batch);
+      expect(first.retried).toEqual([poisoned]);
+      expect(first.acked).toEqual(ids.filter((id) => id !== poisoned).sort());
+      expect((await rows(ids)).map((r) => r.id).sort()).toEqual(first.acked);
+      // The last attempt's failure is logged by generation id: the queue dead-letters it.
+      const last = await deliver([batch[3]!], RECORDS_QUEUE.maxRetries + 1);
+      expect(last.retried).toEqual([poisoned]);
+      const logged = errors.mock.calls.map((c) => String(c[0]));
+      expect(logged.some((l) => l.includes("dead-lettered") && l.includes(poisoned))).toBe(true);
+      expect(logged.join("\n")).not.toContain(acct.apiKey);
+    } finally {
+      await env.DB.exec(`DROP TRIGGER ${trigger}`);
+    }
+    // The queue redelivers what was retried; a redelivery of the whole batch changes nothing either.
+    expect(await deliver([batch[3]!], 2)).toEqual({ acked: [poisoned], retried: [] });
+    expect(await deliver(batch, 2)).toEqual({ acked: [...ids].sort(), retried: [] });
+    const stored = await rows(ids);
+    expect(stored.map((r) => r.id).sort()).toEqual([...ids].sort());
+  });
+
+  it("replays batches of the dead-letter queue the same way", async () => {
+    const acct = await createAccount();
+    const r = record(acct);
+    expect(await deliver([r], 1, RECORDS_QUEUE.deadLetterQueue)).toEqual({ acked: [r.id], retried: [] });
+    expect(await rows([r.id])).toHaveLength(1);
+  });
+});
+
+/** A queue that keeps what is sent to it, as the real one does until its consumer runs. */
+function holdingQueue() {
+  const held: GenerationRecord[] = [];
+  const queue = {
+    send: async (body: GenerationRecord) => {
+      held.push(structuredClone(body));
+    },
+    sendBatch: async (messages: Iterable<MessageSendRequest<GenerationRecord>>) => {
+      for (const m of messages) held.push(structuredClone(m.body));
+    },
+  };
+  return { held, queue: queue as unknown as Queue<GenerationRecord> };
+}
+
+async function embed(acct: TestAccount, appEnv: Bindings, n: number) {
+  const ctx = createExecutionContext();
+  const answers = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      app.fetch(
+        new Request(`${BASE}/embeddings`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${acct.apiKey}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ model: "sandbox/embed-small", input: `text number ${i} to embed` }),
+        }),
+        { ...appEnv, REGION: "global" },
+        ctx,
+      ),
+    ),
+  );
+  const costs = await Promise.all(
+    answers.map(async (res) => {
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { usage: { cost: number } }).usage.cost;
+    }),
+  );
+  await waitOnExecutionContext(ctx);
+  return Math.round(costs.reduce((sum, c) => sum + c, 0) * 1_000_000);
+}
+
+describe("a record still queued when its reservation is reclaimed", () => {
+  it("is charged when the consumer writes it (requests admitted against a block, reports lost)", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    // The isolate's reports never reach the ledger and its records wait in the queue; then it dies.
+    const counted = countingEnv((method) => method === "settleMany");
+    const { held, queue } = holdingQueue();
+    const reported = await embed(
+      acct,
+      { ...counted.env, GENERATION_RECORDS: undefined, GENERATIONS: queue },
+      24,
+    );
+    dropIsolateState();
+    expect(held).toHaveLength(24);
+    expect(held.filter((r) => r.blockId != null).length).toBeGreaterThan(0);
+    expect(await rows(held.map((r) => r.id))).toHaveLength(0);
+
+    // The lease ends and the alarm reclaims: D1 holds no record yet, so the block is charged nothing.
+    const ledger = ledgerFor(env, acct.accountId);
+    await runInDurableObject(ledger, (instance) => {
+      instance.clock = () => Date.now() + Math.max(LEASE_MS, UNCLAIMED_BLOCK_MS) + 1_000;
+    });
+    expect(await runDurableObjectAlarm(ledger)).toBe(true);
+    const reclaimed = await ledger.status(acct.accountId, [acct.apiKeyHash]);
+    expect(reclaimed.keys[acct.apiKeyHash]!.reserved).toEqual({ credits: 0, byok: 0 });
+    expect(reclaimed.keys[acct.apiKeyHash]!.usage.total).toBeLessThan(reported);
+
+    // The consumer writes the records and reports them: the key is charged exactly what was answered,
+    // and a redelivery charges nothing more.
+    expect((await deliver(held.slice(0, 10))).retried).toEqual([]);
+    expect((await deliver(held.slice(10))).retried).toEqual([]);
+    expect((await deliver(held)).retried).toEqual([]);
+    const after = await ledger.status(acct.accountId, [acct.apiKeyHash]);
+    expect(after.keys[acct.apiKeyHash]!.usage.total).toBe(reported);
+    expect(after.account).toMatchObject({ spent: reported, reserved: 0 });
+  });
+
+  it("is charged when the consumer writes it (a request's own reservation, its settlement lost)", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const ledger = ledgerFor(env, acct.accountId);
+    const r = record(acct, { costMicros: 4_321 });
+    const admitted = await ledger.admitMany(acct.accountId, [
+      {
+        generationId: r.id,
+        keyHash: acct.apiKeyHash,
+        cap: null,
+        budgets: [],
+        worstCaseMicros: 10_000,
+        byok: false,
+        freeModel: false,
+      },
+    ]);
+    expect(admitted.outcomes[0]).toMatchObject({ ok: true });
+    await runInDurableObject(ledger, (instance) => {
+      instance.clock = () => Date.now() + LEASE_MS + 1_000;
+    });
+    expect(await runDurableObjectAlarm(ledger)).toBe(true);
+    const reclaimed = await ledger.status(acct.accountId, [acct.apiKeyHash]);
+    expect(reclaimed.account).toMatchObject({ spent: 0, reserved: 0 });
+
+    expect(await deliver([r])).toEqual({ acked: [r.id], retried: [] });
+    expect(await deliver([r])).toEqual({ acked: [r.id], retried: [] });
+    const after = await ledger.status(acct.accountId, [acct.apiKeyHash]);
+    expect(after.account).toMatchObject({ spent: 4_321, reserved: 0 });
+    // The isolate was only slow: its own settlement arriving now charges nothing more.
+    expect(await ledger.settle({ generationId: r.id, actualMicros: 4_321, byok: false })).toMatchObject({
+      status: "duplicate",
+    });
+  });
+});
+
+describe("the producer", () => {
+  it("writes the records to D1 itself when the queue refuses them, logged by generation id", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const failing = {
+      send: async () => {
+        throw new Error("queue unavailable (injected)");
+      },
+      sendBatch: async () => {
+        throw new Error("queue unavailable (injected)");
+      },
+    } as unknown as Queue<GenerationRecord>;
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const reported = await embed(acct, { ...env, GENERATION_RECORDS: undefined, GENERATIONS: failing }, 3);
+    const stored = await getDb(env.DB)
+      .select()
+      .from(tables.generations)
+      .where(eq(tables.generations.keyHash, acct.apiKeyHash));
+    expect(stored).toHaveLength(3);
+    expect(stored.reduce((sum, r) => sum + r.costMicros, 0)).toBe(reported);
+    const logged = errors.mock.calls.map((c) => String(c[0])).filter((l) => l.includes("queue send failed"));
+    expect(logged.length).toBeGreaterThan(0);
+    for (const r of stored) expect(logged.join("\n")).toContain(r.id);
+  });
+
+  it("sends through the real local queue, whose consumer writes the records to D1", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const reported = await embed(acct, { ...env, GENERATION_RECORDS: undefined }, 3);
+    const read = () =>
+      getDb(env.DB).select().from(tables.generations).where(eq(tables.generations.keyHash, acct.apiKeyHash));
+    // Delivered after the batch timeout (1 s) at most: the delay GET /generation shows.
+    const until = Date.now() + 10_000;
+    let stored = await read();
+    while (stored.length < 3 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      stored = await read();
+    }
+    expect(stored).toHaveLength(3);
+    expect(stored.reduce((sum, r) => sum + r.costMicros, 0)).toBe(reported);
+  });
+});
+
+describe("wrangler.toml", () => {
+  it("declares the consumer on the global worker with the settings the code assumes", () => {
+    const top = wranglerToml.split(/^\[env\./m)[0]!;
+    const consumer = top.split("[[queues.consumers]]")[1]!.split(/^\[/m)[0]!;
+    expect(consumer).toMatch(new RegExp(`^queue = "${RECORDS_QUEUE.queue}"`, "m"));
+    expect(consumer).toMatch(new RegExp(`^max_batch_size = ${RECORDS_QUEUE.maxBatchSize}$`, "m"));
+    expect(consumer).toMatch(
+      new RegExp(`^max_batch_timeout = ${RECORDS_QUEUE.maxBatchTimeoutSeconds}$`, "m"),
+    );
+    expect(consumer).toMatch(new RegExp(`^max_retries = ${RECORDS_QUEUE.maxRetries}$`, "m"));
+    expect(consumer).toMatch(new RegExp(`^retry_delay = ${RECORDS_QUEUE.retryDelaySeconds}$`, "m"));
+    expect(consumer).toMatch(new RegExp(`^dead_letter_queue = "${RECORDS_QUEUE.deadLetterQueue}"$`, "m"));
+    expect(wranglerToml.match(/\[\[queues\.consumers\]\]|consumers\s*=/g)).toHaveLength(1);
+  });
+
+  it("gives every regional deployment the producer binding", () => {
+    const blocks = wranglerToml.split(/^\[env\.\w+\]\s*$/m);
+    expect(blocks).toHaveLength(3);
+    expect(blocks[0]).toMatch(
+      /\[\[queues\.producers\]\]\s*binding = "GENERATIONS"\s*queue = "gateway-generations"/,
+    );
+    for (const block of blocks.slice(1))
+      expect(block).toContain(
+        `queues = { producers = [{ binding = "GENERATIONS", queue = "${RECORDS_QUEUE.queue}" }] }`,
+      );
+  });
+});
