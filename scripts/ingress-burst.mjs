@@ -2,20 +2,11 @@
 // (three local `wrangler dev` processes on one persisted state); exactly floor(C/R) admitted, no 5xx,
 // settled usage == admitted × R == the sum of the answers' costs. Exits non-zero on any violation.
 import { spawn } from "node:child_process";
-import {
-  closeSync,
-  cpSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, cpSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { accountSql, creditsSql, keySql, newKey, quiet, wrangler } from "./lib/d1.mjs";
+import { quiet, seedLocalAccount } from "./lib/d1.mjs";
 
 const BASE_PORT = Number(process.env.INGRESS_BURST_PORT ?? 28787);
 const REQUESTS = Number(process.env.INGRESS_BURST_REQUESTS ?? 200);
@@ -90,41 +81,6 @@ const deadline = setTimeout(() => {
   rmSync(run, { recursive: true, force: true });
   process.exit(1);
 }, DEADLINE_MS);
-
-/** Migrations, the catalog, one account with $100 and a management key, in the run's own state. */
-async function seed() {
-  const ids = {
-    accountId: `acct_burst_${crypto.randomUUID().slice(0, 8)}`,
-    workspaceId: crypto.randomUUID(),
-    userId: "user_burst",
-    name: "ingress burst",
-    email: "burst@localhost",
-  };
-  const managementKey = newKey();
-  const persist = ["--local", "--persist-to", state];
-  wrangler(["d1", "migrations", "apply", "DB", ...persist], { capture: true });
-  const catalog = await spawnText(process.execPath, ["scripts/catalog.mjs", "--print"]);
-  const rows = [
-    ...accountSql(ids),
-    creditsSql({ accountId: ids.accountId, usd: 100, note: "ingress burst" }),
-    keySql({ ...ids, key: managementKey, name: "burst management", management: true }),
-  ];
-  const file = join(run, "seed.sql");
-  writeFileSync(file, `${catalog}\n${rows.join(";\n")};\n`);
-  wrangler(["d1", "execute", "DB", ...persist, "--file", file], { capture: true });
-  return managementKey;
-}
-
-function spawnText(cmd, args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.on("exit", (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`${args.join(" ")}: exit ${code}`)),
-    );
-  });
-}
 
 async function startServers() {
   for (const r of REGIONS) {
@@ -332,7 +288,7 @@ function printLogs(bad) {
 let failed = false;
 const badAnswers = [];
 try {
-  const managementKey = await seed();
+  const managementKey = seedLocalAccount({ state, dir: run, label: "ingress burst" });
   await startServers();
   const R = await learnCost(managementKey);
   console.log(

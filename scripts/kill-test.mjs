@@ -29,7 +29,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { accountSql, creditsSql, hashKey, keySql, newKey, quiet, wrangler } from "./lib/d1.mjs";
+import { hashKey, quiet, seedLocalAccount, wrangler } from "./lib/d1.mjs";
 
 const QUICK = process.argv.includes("--quick");
 const PORT = Number(process.env.PORT ?? 8850);
@@ -139,32 +139,6 @@ function printLog() {
   const errors = text.split("\n").filter((l) => l.includes('"level":"error"'));
   console.error(`--- wrangler dev log ${server.log}: ${errors.length} error lines ---`);
   for (const l of errors.slice(0, 10)) console.error(`  ${l.slice(0, 500)}`);
-}
-
-async function seed() {
-  const ids = {
-    accountId: `acct_kill_${crypto.randomUUID().slice(0, 8)}`,
-    workspaceId: crypto.randomUUID(),
-    userId: "user_kill",
-    name: "kill test",
-    email: "kill@localhost",
-  };
-  const managementKey = newKey();
-  const persist = ["--local", "--persist-to", state];
-  wrangler(["d1", "migrations", "apply", "DB", ...persist], { capture: true });
-  const catalog = execFileSync(process.execPath, ["scripts/catalog.mjs", "--print"], {
-    encoding: "utf8",
-    maxBuffer: 64 << 20,
-  });
-  const rows = [
-    ...accountSql(ids),
-    creditsSql({ accountId: ids.accountId, usd: 100, note: "kill test" }),
-    keySql({ ...ids, key: managementKey, name: "kill management", management: true }),
-  ];
-  const file = join(run, "seed.sql");
-  writeFileSync(file, `${catalog}\n${rows.join(";\n")};\n`);
-  wrangler(["d1", "execute", "DB", ...persist, "--file", file], { capture: true });
-  return managementKey;
 }
 
 /** Starts `wrangler dev` (global) on the run's state and waits until it serves. */
@@ -454,7 +428,7 @@ async function round(n, signal, managementKey) {
 
 let failed = false;
 try {
-  const managementKey = await seed();
+  const managementKey = seedLocalAccount({ state, dir: run, label: "kill test" });
   await start();
   await startQueueHost();
   console.log(

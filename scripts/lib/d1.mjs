@@ -145,3 +145,35 @@ export function creditsSql({ grantId = crypto.randomUUID(), accountId, usd, note
 export function keySql({ key, accountId, workspaceId, userId, name, management }) {
   return `INSERT OR IGNORE INTO api_keys (hash, account_id, workspace_id, name, label, is_management, allowed_data_regions, creator_user_id) VALUES (${q(hashKey(key))}, ${q(accountId)}, ${q(workspaceId)}, ${q(name)}, ${q(maskKey(key))}, ${management ? 1 : 0}, '["global","europe","us"]', ${q(userId)})`;
 }
+
+/**
+ * A fresh local database in `state` (wrangler's --persist-to) for a load script: the migrations, the
+ * catalog, and one account named `label` with $100 of credits and a management key, which it returns.
+ * `dir` holds the seed file.
+ */
+export function seedLocalAccount({ state, dir, label }) {
+  const slug = label.replaceAll(" ", "_");
+  const ids = {
+    accountId: `acct_${slug}_${crypto.randomUUID().slice(0, 8)}`,
+    workspaceId: crypto.randomUUID(),
+    userId: `user_${slug}`,
+    name: label,
+    email: `${slug}@localhost`,
+  };
+  const managementKey = newKey();
+  const persist = ["--local", "--persist-to", state];
+  wrangler(["d1", "migrations", "apply", "DB", ...persist], { capture: true });
+  const catalog = execFileSync(process.execPath, [join(ROOT, "scripts/catalog.mjs"), "--print"], {
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  });
+  const rows = [
+    ...accountSql(ids),
+    creditsSql({ accountId: ids.accountId, usd: 100, note: label }),
+    keySql({ ...ids, key: managementKey, name: `${label} management`, management: true }),
+  ];
+  const file = join(dir, "seed.sql");
+  writeFileSync(file, `${catalog}\n${rows.join(";\n")};\n`);
+  wrangler(["d1", "execute", "DB", ...persist, "--file", file], { capture: true });
+  return managementKey;
+}
