@@ -127,7 +127,7 @@ export async function flush(env: Bindings, id: DurableObjectId): Promise<void> {
  */
 export async function send(key: string, ledger: LedgerStub, carried: Carried): Promise<void> {
   try {
-    await ledger.settleMany(carried);
+    await ledger.settleAndReport(carried);
     delivered(key, carried);
   } catch (err) {
     isolates.get(key)?.lost(carried.reports);

@@ -139,7 +139,7 @@ async function admitByCall(
   let block: AdmitReply["block"];
   try {
     const reply = await carryingTo(env, id, (ledger, carried) =>
-      ledger.admitMany(
+      ledger.admit(
         accountId,
         batch.map((t) => t.cmd),
         carried,
@@ -182,7 +182,7 @@ async function renew(
   let grant: BlockGrant | undefined;
   try {
     const reply = await carryingTo(env, id, (ledger, carried) =>
-      ledger.renewBlock(accountId, template, carried, want),
+      ledger.block(accountId, template, carried, want),
     );
     grant = reply ? { blockId: reply.blockId, sizeMicros: reply.sizeMicros } : undefined;
   } catch (err) {

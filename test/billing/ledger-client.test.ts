@@ -35,7 +35,7 @@ describe("settlements coalesced in the isolate", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(SETTLE_COALESCE_MS - 1);
     expect(counted.calls).toEqual([
       { method: "admit", settles: [] },
-      { method: "settleMany", settles: [r.generationId] },
+      { method: "settleAndReport", settles: [r.generationId] },
     ]);
     expect(await account(acct.accountId)).toMatchObject({ spent: 1_200, reserved: 0 });
   });
@@ -48,7 +48,7 @@ describe("settlements coalesced in the isolate", () => {
     await Promise.all(
       rs.map((r) => settleInBackground(counted.env, r, { actualMicros: 1_000, isByok: false })),
     );
-    const settleCalls = counted.calls.filter((c) => c.method === "settleMany");
+    const settleCalls = counted.calls.filter((c) => c.method === "settleAndReport");
     expect(settleCalls).toHaveLength(1);
     expect(settleCalls[0]!.settles.sort()).toEqual(rs.map((r) => r.generationId).sort());
     expect(await account(acct.accountId)).toMatchObject({ spent: 5_000, reserved: 0 });
@@ -105,14 +105,14 @@ describe("settlements coalesced in the isolate", () => {
     await settling;
     expect(failing.calls).toEqual([
       { method: "admit", settles: [first.generationId] },
-      { method: "settleMany", settles: [first.generationId] },
+      { method: "settleAndReport", settles: [first.generationId] },
     ]);
     expect(await account(acct.accountId)).toMatchObject({ spent: 900, reserved: 0 });
   });
 
   it("a failed settlement call is logged, never thrown; the lease reclaims the reservation", async () => {
     const { acct, auth } = await setup();
-    const failing = countingEnv((method) => method === "settleMany");
+    const failing = countingEnv((method) => method === "settleAndReport");
     const r = await admit(failing.env, auth, request({ worstCaseMicros: 5_000 }));
     await expect(
       settleInBackground(failing.env, r, { actualMicros: 900, isByok: false }),
