@@ -1,5 +1,5 @@
 // The ledger client keeps one IsolateBlocks per ledger and forgets it when idle. A request that waits
-// (told to retry, or queued behind calls in flight) must not keep using the state it looked up before
+// (told to retry, or waiting behind calls in flight) must not keep using the state it looked up before
 // waiting: if that state was forgotten meanwhile, a block granted to the request would live only in the
 // forgotten copy, never admit anyone, never be closed or reported, and hold its room at the ledger
 // until the unclaimed block is reclaimed (60 s). That was the multi-ingress shortfall of
