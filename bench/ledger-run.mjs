@@ -5,6 +5,8 @@ const run = spawnSync("npx", ["vitest", "run", "--config", "bench/vitest.config.
   cwd: new URL("..", import.meta.url),
   encoding: "utf8",
   env: { ...process.env, FORCE_COLOR: "0" },
+  // The gateway path logs a line per request (~20 MB a run): past spawnSync's 1 MB default the run is killed.
+  maxBuffer: 1 << 30,
 });
 const output = `${run.stdout}\n${run.stderr}`.split("\n");
 /** The JSON a benchmark printed after `tag` at the start of a word, or exits with vitest's output. */

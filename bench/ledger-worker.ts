@@ -61,8 +61,8 @@ function benchAuth(accountId: string, keyHash: string): AuthContext {
 const noLedger = {
   idFromName: (name: string) => name,
   get: () => ({
-    admitMany: async (_account: string, cmds: Admitted) => ({ outcomes: admitAll(cmds) }),
-    settleMany: async () => {},
+    admit: async (_account: string, cmds: Admitted) => ({ outcomes: admitAll(cmds) }),
+    settleAndReport: async () => {},
   }),
 } as unknown as Bindings["LEDGER"];
 
@@ -78,10 +78,10 @@ const admitAll = (cmds: Admitted) =>
  * cost and "empty" / "off" the cost of the object calls alone on this machine.
  */
 export class EmptyLedger extends DurableObject {
-  async admitMany(_account: string, cmds: Admitted) {
+  async admit(_account: string, cmds: Admitted) {
     return { outcomes: admitAll(cmds) };
   }
-  async settleMany(): Promise<void> {}
+  async settleAndReport(): Promise<void> {}
 }
 
 const upstream = () => new Promise((resolve) => setTimeout(resolve, UPSTREAM_MS));

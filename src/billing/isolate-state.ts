@@ -1,11 +1,11 @@
 // What this isolate holds for each account's ledger: its blocks, the settlements and block reports
-// waiting to ride on the next call, the admission lanes; and the one way a call goes out carrying
+// waiting to ride on the next call, the admission calls in flight; and the one way a call goes out carrying
 // them (see docs/billing.md, "The ledger client"). Plain data: no request awaits another's I/O.
 import type { Bindings } from "../env";
-import type { AdmitCommand, AdmitOutcome, Carried, SettleCommand } from "../ledger/types";
+import type { Carried, SettleCommand } from "../ledger/types";
 import { IsolateBlocks } from "./isolate-blocks";
 
-/** At most this many settlements, or admissions, go in one call. */
+/** At most this many settlements go in one call. */
 export const MAX_BATCH = 256;
 
 export type LedgerStub = ReturnType<typeof ledgerFor>;
@@ -22,21 +22,8 @@ export function blocksOf(key: string): IsolateBlocks {
   return blocks;
 }
 
-/** One request's admission: a queued one is filled in by the call that carries it, and polls for that. */
-export interface Ticket {
-  cmd: AdmitCommand;
-  outcome?: AdmitOutcome;
-  failure?: unknown;
-  /** Set when the call ahead returned and this ticket, first in line, sends the next call. */
-  leads?: boolean;
-}
-
-/** Per ledger object id: the admission calls in flight (when each was sent) and the admissions queued. */
-export interface Lane {
-  calls: Set<{ sentAt: number }>;
-  queue: Ticket[];
-}
-export const lanes = new Map<string, Lane>();
+/** Per ledger object id: when each admission call in flight from this isolate was sent. */
+export const inFlight = new Map<string, Set<{ sentAt: number }>>();
 
 const ids = new WeakMap<Bindings["LEDGER"], Map<string, DurableObjectId>>();
 /** The account's ledger object id, derived once per isolate and namespace (needed twice a request). */
@@ -61,7 +48,7 @@ export function ledgerId(env: Bindings, accountId: string): DurableObjectId {
 export function dropIsolateState(): void {
   waiting.clear();
   isolates.clear();
-  lanes.clear();
+  inFlight.clear();
 }
 
 export function ledgerFor(env: Bindings, accountId: string) {
@@ -127,7 +114,7 @@ export async function flush(env: Bindings, id: DurableObjectId): Promise<void> {
  */
 export async function send(key: string, ledger: LedgerStub, carried: Carried): Promise<void> {
   try {
-    await ledger.settleMany(carried);
+    await ledger.settleAndReport(carried);
     delivered(key, carried);
   } catch (err) {
     isolates.get(key)?.lost(carried.reports);

@@ -57,7 +57,7 @@ export class LedgerCore {
   ) {}
 
   /** Records what the call carries: settlements and block reports, before anything is admitted. */
-  record(carried: Carried, now: number): void {
+  settleAndReport(carried: Carried, now: number): void {
     for (const cmd of carried.settles) this.settle(cmd, now);
     for (const report of carried.reports) applyReport(this, report, now, this.leaseMs);
   }
@@ -68,7 +68,7 @@ export class LedgerCore {
    * admission in order, as separate calls would be.
    */
   admitBatch(cmds: AdmitCommand[], carried: Carried, want: BlockWant | undefined, now: number): AdmitReply {
-    this.record(carried, now);
+    this.settleAndReport(carried, now);
     const first = cmds[0];
     const block =
       want && first && now >= this.contendedUntil
@@ -85,8 +85,8 @@ export class LedgerCore {
    * A new block for requests like `template` (already admitted against the isolate's current one),
    * granted before that one runs out so its requests never wait; the carried work is recorded first.
    */
-  renewBlock(template: AdmitCommand, carried: Carried, want: BlockWant, now: number): BlockGrant | undefined {
-    this.record(carried, now);
+  block(template: AdmitCommand, carried: Carried, want: BlockWant, now: number): BlockGrant | undefined {
+    this.settleAndReport(carried, now);
     return now >= this.contendedUntil
       ? grantBlock(this, template, want, 0, now, this.unclaimedMs())
       : undefined;

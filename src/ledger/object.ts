@@ -80,7 +80,7 @@ export class Ledger extends DurableObject<LedgerEnv> {
    * With `want`, the first request may instead be granted a block and held in it (blocks.ts).
    * Idempotent by generation id: a request admitted before gets its reservation back.
    */
-  async admitMany(
+  async admit(
     accountId: string,
     cmds: AdmitCommand[],
     carried: Carried = NOTHING,
@@ -114,7 +114,7 @@ export class Ledger extends DurableObject<LedgerEnv> {
   }
 
   /** A block for requests like `template`, asked for before the isolate's current one runs out. */
-  async renewBlock(
+  async block(
     accountId: string,
     template: AdmitCommand,
     carried: Carried,
@@ -122,10 +122,10 @@ export class Ledger extends DurableObject<LedgerEnv> {
   ): Promise<BlockGrant | null> {
     await this.freshen(accountId);
     if ((template.authority ?? 0) < this.authority) {
-      this.recordCarried(carried);
+      this.settleAndReportCarried(carried);
       return null;
     }
-    const grant = this.store.transaction(() => this.core.renewBlock(template, carried, want, this.clock()));
+    const grant = this.store.transaction(() => this.core.block(template, carried, want, this.clock()));
     if (grant) this.scheduleReclaim();
     return grant ?? null;
   }
@@ -148,8 +148,8 @@ export class Ledger extends DurableObject<LedgerEnv> {
   }
 
   /** Any number of settlements and block reports in one call; each is idempotent. */
-  async settleMany(carried: Carried): Promise<void> {
-    this.recordCarried(carried);
+  async settleAndReport(carried: Carried): Promise<void> {
+    this.settleAndReportCarried(carried);
   }
 
   /**
@@ -162,7 +162,7 @@ export class Ledger extends DurableObject<LedgerEnv> {
     carried: Carried = NOTHING,
     purchasedNow = false,
   ): Promise<LedgerStatus> {
-    this.recordCarried(carried);
+    this.settleAndReportCarried(carried);
     if (purchasedNow || this.isStale()) await this.refreshPurchased(accountId);
     const now = this.clock();
     const keys: Record<string, KeyUsage> = {};
@@ -231,9 +231,9 @@ export class Ledger extends DurableObject<LedgerEnv> {
     if (next != null) await this.ctx.storage.setAlarm(Math.max(next, now + 1));
   }
 
-  private recordCarried(carried: Carried): void {
+  private settleAndReportCarried(carried: Carried): void {
     if (carried.settles.length === 0 && carried.reports.length === 0) return;
-    this.store.transaction(() => this.core.record(carried, this.clock()));
+    this.store.transaction(() => this.core.settleAndReport(carried, this.clock()));
   }
 
   /**

@@ -206,7 +206,7 @@ describe("blocks (model-based)", () => {
               const renewal = outcome && op.ask ? iso.blocks.renewal(cmd, now) : undefined;
               if (renewal) {
                 // The next block, asked for ahead of time in the admitted request's background.
-                const grant = call(op.isolate, (carried) => core.renewBlock(cmd, carried, renewal, now));
+                const grant = call(op.isolate, (carried) => core.block(cmd, carried, renewal, now));
                 iso.blocks.answered(cmd, grant, now, false);
                 if (grant) openModel(iso, sig, grant.sizeMicros, 0, now);
               }
@@ -268,7 +268,7 @@ describe("blocks (model-based)", () => {
               }
             } else if (op.t === "close") {
               // A block's closer (or a settlement's send) when nothing else carried its reports.
-              call(op.isolate, (carried) => core.record(carried, now));
+              call(op.isolate, (carried) => core.settleAndReport(carried, now));
             } else if (op.t === "clock") {
               now += op.ms;
               continue;
@@ -306,7 +306,7 @@ describe("blocks (model-based)", () => {
             if (!iso.blocks.settle(cmd)) iso.waiting.push(cmd);
           }
           now += BLOCK_MS + BLOCK_GRACE_MS;
-          for (let i = 0; i < isolates.length; i++) call(i, (carried) => core.record(carried, now));
+          for (let i = 0; i < isolates.length; i++) call(i, (carried) => core.settleAndReport(carried, now));
           now += 24 * 3_600_000 + LEASE_MS;
           core.reclaim(now);
           const a = core.account();

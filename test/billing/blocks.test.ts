@@ -36,7 +36,7 @@ function otherIsolateBlock(accountId: string, keyHash: string) {
     freeModel: false,
   };
   const want = { blockId: crypto.randomUUID(), sizeMicros: 100_000 };
-  return ledgerFor(env, accountId).admitMany(accountId, [cmd], { settles: [], reports: [] }, want);
+  return ledgerFor(env, accountId).admit(accountId, [cmd], { settles: [], reports: [] }, want);
 }
 
 const raw = async (accountId: string) => (await ledgerFor(env, accountId).status(accountId, [])).account;
@@ -139,7 +139,7 @@ describe("blocks", () => {
     const blockId = reply.block!.blockId;
     const ending = new Promise((resolve) => setTimeout(resolve, 100)).then(() =>
       // The other isolate's request finished for 400 and its block closed.
-      stub.settleMany({
+      stub.settleAndReport({
         settles: [],
         reports: [{ blockId, seq: 1, chargedCredits: 400, chargedByok: 0, holding: 0, closed: true }],
       }),

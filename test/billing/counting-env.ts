@@ -24,22 +24,22 @@ export function countingEnv(
     get: (id: DurableObjectId) => {
       const stub = env.LEDGER.get(id);
       return {
-        admitMany: async (...args: Parameters<typeof stub.admitMany>) => {
+        admit: async (...args: Parameters<typeof stub.admit>) => {
           batches.push(args[1].length);
           await record("admit", args[2]?.settles);
-          return stub.admitMany(...args);
+          return stub.admit(...args);
         },
         status: async (...args: Parameters<typeof stub.status>) => {
           await record("status", args[2]?.settles);
           return stub.status(...args);
         },
-        renewBlock: async (...args: Parameters<typeof stub.renewBlock>) => {
-          await record("renew", args[2].settles);
-          return stub.renewBlock(...args);
+        block: async (...args: Parameters<typeof stub.block>) => {
+          await record("block", args[2].settles);
+          return stub.block(...args);
         },
-        settleMany: async (carried: Parameters<typeof stub.settleMany>[0]) => {
-          await record("settleMany", carried.settles);
-          return stub.settleMany(carried);
+        settleAndReport: async (carried: Parameters<typeof stub.settleAndReport>[0]) => {
+          await record("settleAndReport", carried.settles);
+          return stub.settleAndReport(carried);
         },
       };
     },

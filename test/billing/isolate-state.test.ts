@@ -1,5 +1,5 @@
 // The ledger client keeps one IsolateBlocks per ledger and forgets it when idle. A request that waits
-// (told to retry, or queued behind calls in flight) must not keep using the state it looked up before
+// (told to retry, or waiting behind calls in flight) must not keep using the state it looked up before
 // waiting: if that state was forgotten meanwhile, a block granted to the request would live only in the
 // forgotten copy, never admit anyone, never be closed or reported, and hold its room at the ledger
 // until the unclaimed block is reclaimed (60 s). That was the multi-ingress shortfall of
@@ -22,7 +22,7 @@ function scriptedLedger() {
   const reports: BlockReport[] = [];
   let grants = 0;
   const stub = {
-    admitMany: async (
+    admit: async (
       _account: string,
       cmds: AdmitCommand[],
       carried: Carried,
@@ -44,10 +44,10 @@ function scriptedLedger() {
       grants++;
       return { outcomes, block: { blockId: want.blockId, sizeMicros: cmds[0]!.worstCaseMicros * 10 } };
     },
-    settleMany: async (carried: Carried) => {
+    settleAndReport: async (carried: Carried) => {
       reports.push(...carried.reports);
     },
-    renewBlock: async () => undefined,
+    block: async () => undefined,
     status: async () => ({}),
   };
   const namespace = {
@@ -121,7 +121,7 @@ describe("a request that waited before it was told to retry", () => {
       metadata: { reason: "key_cap" },
     };
     const stub = {
-      admitMany: async (_account: string, cmds: AdmitCommand[]): Promise<AdmitReply> => {
+      admit: async (_account: string, cmds: AdmitCommand[]): Promise<AdmitReply> => {
         if (++calls === 1) await sleep(MAX_RETRY_WAIT_MS - 200);
         const outcomes = cmds.map(() =>
           Date.now() >= roomBackAt
@@ -130,7 +130,7 @@ describe("a request that waited before it was told to retry", () => {
         );
         return { outcomes };
       },
-      settleMany: async () => undefined,
+      settleAndReport: async () => undefined,
     };
     const namespace = {
       idFromName: (name: string) => ({ toString: () => `waited:${name}` }),

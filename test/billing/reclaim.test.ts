@@ -100,13 +100,13 @@ describe("the ledger core's reclaim", () => {
     );
     expect(reply.block?.blockId).toBe(blockId);
     // The isolate reported 3 000 charged, then settled 2 500 more that it never reported, and died.
-    ledger.record({ settles: [], reports: [report(blockId, 5, 3_000, 1_000)] }, T0 + 500);
+    ledger.settleAndReport({ settles: [], reports: [report(blockId, 5, 3_000, 1_000)] }, T0 + 500);
     const reserved = store.reservation(blockId)!;
     ledger.reclaim(reserved.expiresAt, new Map([[blockId, { credits: 5_500, byok: 0 }]]));
     expect(ledger.keyUsage("k", reserved.expiresAt).usage.total).toBe(5_500);
     expect(ledger.account().reserved).toBe(0);
     // A report carrying the same settlements arrives late (the isolate was only slow): no double charge.
-    ledger.record({ settles: [], reports: [report(blockId, 9, 5_500, 0)] }, reserved.expiresAt + 1);
+    ledger.settleAndReport({ settles: [], reports: [report(blockId, 9, 5_500, 0)] }, reserved.expiresAt + 1);
     expect(ledger.keyUsage("k", reserved.expiresAt + 1).usage.total).toBe(5_500);
   });
 });
@@ -115,7 +115,7 @@ describe("an isolate that dies before it reports", () => {
   it("loses no usage: after the lease, charges == reported costs == generation records", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     // The isolate's reports never reach the ledger, then the isolate's memory is gone.
-    const counted = countingEnv((method) => method === "settleMany");
+    const counted = countingEnv((method) => method === "settleAndReport");
     const ctx = createExecutionContext();
     const answers = await Promise.all(
       Array.from({ length: 24 }, (_, i) =>
@@ -138,7 +138,7 @@ describe("an isolate that dies before it reports", () => {
     );
     await waitOnExecutionContext(ctx);
     dropIsolateState();
-    expect(counted.calls.some((c) => c.method === "settleMany")).toBe(true);
+    expect(counted.calls.some((c) => c.method === "settleAndReport")).toBe(true);
 
     const records = await getDb(env.DB)
       .select()
