@@ -211,7 +211,7 @@ describe("late records (the queue's consumer reports records written after a rec
     );
     expect(reply.block?.blockId).toBe("blk");
     // Reported: 3 000 charged. One of those requests' records is still queued when the lease ends.
-    ledger.record({ settles: [], reports: [report("blk", 3, 3_000, 1_000)] }, T0 + 100);
+    ledger.settleAndReport({ settles: [], reports: [report("blk", 3, 3_000, 1_000)] }, T0 + 100);
     const at = store.reservation("blk")!.expiresAt;
     ledger.reclaim(at, new Map([["blk", { credits: 2_000, byok: 0 }]]));
     const usage = () => ledger.keyUsage("k", at + 10).usage.total;
@@ -226,7 +226,7 @@ describe("late records (the queue's consumer reports records written after a rec
     ledger.chargeLateRecords(new Map([["blk", { credits: 3_500, byok: 0 }]]), at + 3);
     expect(usage()).toBe(3_500);
     // The isolate's last report comes after all: nothing more.
-    ledger.record({ settles: [], reports: [report("blk", 9, 3_500, 0)] }, at + 4);
+    ledger.settleAndReport({ settles: [], reports: [report("blk", 9, 3_500, 0)] }, at + 4);
     expect(usage()).toBe(3_500);
     expect(ledger.account()).toMatchObject({ spent: 3_500, reserved: 0 });
   });

@@ -165,7 +165,7 @@ describe("a record still queued when its reservation is reclaimed", () => {
   it("is charged when the consumer writes it (requests admitted against a block, reports lost)", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     // The isolate's reports never reach the ledger and its records wait in the queue; then it dies.
-    const counted = countingEnv((method) => method === "settleMany");
+    const counted = countingEnv((method) => method === "settleAndReport");
     const { held, queue } = holdingQueue();
     const reported = await embed(
       acct,
@@ -201,7 +201,7 @@ describe("a record still queued when its reservation is reclaimed", () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const ledger = ledgerFor(env, acct.accountId);
     const r = record(acct, { costMicros: 4_321 });
-    const admitted = await ledger.admitMany(acct.accountId, [
+    const admitted = await ledger.admit(acct.accountId, [
       {
         generationId: r.id,
         keyHash: acct.apiKeyHash,
