@@ -3,10 +3,10 @@
 import { DurableObject } from "cloudflare:workers";
 import app from "../src/app";
 import { admit, settleInBackground } from "../src/billing/admission";
+import type { AuthContext } from "../src/db/auth-records";
 import type { Bindings } from "../src/env";
 import { effectivePolicy } from "../src/guardrails/policy";
 import { LEASE_MS } from "../src/ledger/core";
-import type { AuthContext } from "../src/middleware/auth";
 
 export { Ledger } from "../src/ledger/object";
 export { VideoJob } from "../src/videos/job";

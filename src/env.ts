@@ -1,15 +1,15 @@
 // Worker bindings and per-request context variables, typed once for the whole app.
 import type { DataRegion } from "../regions";
+import type { AuthContext } from "./db/auth-records";
 import type { GenerationRecord } from "./generations/insert";
 import type { Ledger } from "./ledger/object";
 import type { RequestTrace } from "./lib/request-log";
-import type { AuthContext } from "./middleware/auth";
-import type { VideoJob } from "./videos/job";
 
 export interface Bindings {
   DB: D1Database;
   LEDGER: DurableObjectNamespace<Ledger>;
-  VIDEO_JOBS: DurableObjectNamespace<VideoJob>;
+  // VIDEO_JOBS (the VideoJob Durable Objects) is declared beside its class in videos/job.ts, so that
+  // this file, which every module imports, imports nothing that imports it back.
   ABUSE_LIMITER?: RateLimit;
   /** Generation records leave the request path through this queue (src/generations); absent: straight to D1. */
   GENERATIONS?: Queue<GenerationRecord>;

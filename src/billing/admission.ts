@@ -1,8 +1,10 @@
 // Admission and settlement: the two ledger calls every inference route makes around its upstream call.
+
+import type { AuthContext } from "../db/auth-records";
 import type { Bindings } from "../env";
 import type { AdmitCommand, Rejection, SettleResult } from "../ledger/types";
 import { ApiError } from "../lib/errors";
-import { type AuthContext, refreshAuth } from "../middleware/auth";
+import { refreshAuth } from "../middleware/auth";
 import { assertRegionAllowed } from "../middleware/region";
 import { admitThrough, type Background, ledgerFor, settleSoon } from "./ledger-client";
 import { worded } from "./refusals";

@@ -1,5 +1,6 @@
 // Loads everything a request's authentication needs in one D1 batch: key, account, workspace, guardrails.
 import { and, eq, inArray, or } from "drizzle-orm";
+import type { EffectivePolicy, GuardrailRow } from "../guardrails/policy";
 import type { Db } from "./client";
 import { tables } from "./client";
 
@@ -9,6 +10,15 @@ const { apiKeys, accounts, workspaces, guardrails, guardrailKeyAssignments, guar
 export type KeyRow = typeof apiKeys.$inferSelect;
 export type AccountRow = typeof accounts.$inferSelect;
 export type WorkspaceRow = typeof workspaces.$inferSelect;
+
+/** An authenticated request's caller: its key's records and the policy its guardrails make. */
+export interface AuthContext {
+  key: KeyRow;
+  account: AccountRow;
+  workspace: WorkspaceRow | null;
+  guardrails: GuardrailRow[];
+  policy: EffectivePolicy;
+}
 
 export async function loadAuthRecords(db: Db, hash: string) {
   const key = await db.select().from(apiKeys).where(eq(apiKeys.hash, hash)).get();

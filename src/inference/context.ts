@@ -1,12 +1,12 @@
 // What a route plan needs from the request's world: guardrails one by one, BYOK records (isolate cache),
 // platform keys, and the credential resolver that decrypts BYOK keys only when an attempt is made.
 import { eq } from "drizzle-orm";
+import type { AuthContext } from "../db/auth-records";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { effectivePolicy, type GuardrailRow } from "../guardrails/policy";
 import { decryptByokKey } from "../lib/byok-crypto";
 import { log } from "../lib/log";
-import type { AuthContext } from "../middleware/auth";
 import { getAdapter } from "../providers/registry";
 import type { UpstreamCredential } from "../providers/types";
 import type { ByokRecord } from "../routing/byok";

@@ -4,10 +4,10 @@
 // count_tokens; the sandbox counts as its chat does), any other is estimated here. No admission and no
 // generation record: counting is free, as Anthropic's is.
 
+import type { AuthContext } from "../db/auth-records";
 import type { Bindings } from "../env";
 import { badRequest } from "../lib/errors";
 import type { RequestTrace } from "../lib/request-log";
-import type { AuthContext } from "../middleware/auth";
 import { getAdapter } from "../providers/registry";
 import type { ChatRequest } from "../providers/types";
 import type { ChatRequestBody } from "../schemas/chat";

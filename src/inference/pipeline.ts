@@ -5,11 +5,11 @@
 import { type AdmissionRequest, admit, type Reservation, settleInBackground } from "../billing/admission";
 import { getCatalog } from "../catalog/cache";
 import type { Modality } from "../catalog/types";
+import type { AuthContext } from "../db/auth-records";
 import type { Bindings } from "../env";
 import { finishGeneration, type GenerationRecord, type WaitUntil } from "../generations/record";
 import { ApiError } from "../lib/errors";
 import type { RequestTrace } from "../lib/request-log";
-import type { AuthContext } from "../middleware/auth";
 import { getAdapter, supports } from "../providers/registry";
 import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } from "../providers/types";
 import {

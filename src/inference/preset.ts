@@ -1,11 +1,12 @@
 // Presets on inference routes: on every route `model: "@preset/<slug>"` supplies the routing fields the
 // request leaves unset; on chat and responses the whole config and the system prompt apply
 // (applyChatPreset, applyResponsesPreset).
+
+import type { AuthContext } from "../db/auth-records";
 import { getDb } from "../db/client";
 import { presetRefOf, type ResolvedPreset, resolvePreset } from "../db/presets";
 import type { Bindings } from "../env";
 import { badRequest, notFound } from "../lib/errors";
-import type { AuthContext } from "../middleware/auth";
 import type { RouteRequest } from "../routing/plan";
 import { ProviderPreferencesSchema } from "../routing/preferences";
 import { type ChatRequestBody, ChatRequestSchema } from "../schemas/chat";

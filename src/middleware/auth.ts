@@ -1,20 +1,12 @@
 // Bearer-key authentication: hash the key, find its record (isolate cache, then D1), check it is usable.
 import { createMiddleware } from "hono/factory";
-import { type AccountRow, type KeyRow, loadAuthRecords, type WorkspaceRow } from "../db/auth-records";
+import { type AuthContext, loadAuthRecords } from "../db/auth-records";
 import { getDb } from "../db/client";
 import type { AppEnv } from "../env";
-import { type EffectivePolicy, effectivePolicy, type GuardrailRow } from "../guardrails/policy";
+import { effectivePolicy } from "../guardrails/policy";
 import { ApiError, MANAGEMENT_ONLY_MESSAGE, unauthorized } from "../lib/errors";
 import { sha256Hex, timingSafeEqual } from "../lib/hash";
 import { LruCache } from "../lib/lru";
-
-export interface AuthContext {
-  key: KeyRow;
-  account: AccountRow;
-  workspace: WorkspaceRow | null;
-  guardrails: GuardrailRow[];
-  policy: EffectivePolicy;
-}
 
 /**
  * Key records live in the isolate for at most this long, so a revoked, disabled or re-scoped key

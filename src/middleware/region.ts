@@ -1,8 +1,8 @@
 // Region ingress: the deployment's data region must be allowed by the key and by every applicable guardrail.
 import { createMiddleware } from "hono/factory";
+import type { AuthContext } from "../db/auth-records";
 import type { AppEnv } from "../env";
 import { forbidden } from "../lib/errors";
-import type { AuthContext } from "./auth";
 
 export const enforceRegion = createMiddleware<AppEnv>(async (c, next) => {
   assertRegionAllowed(c.get("auth"), c.env.REGION);

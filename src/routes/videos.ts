@@ -1,11 +1,12 @@
 // Video generation routes: submit, poll, content, cancel, and the workspace's webhook settings.
 import { z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
+import type { AuthContext } from "../db/auth-records";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { ApiError, conflict, notFound } from "../lib/errors";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
-import { type AuthContext, requireManagementKey } from "../middleware/auth";
+import { requireManagementKey } from "../middleware/auth";
 import { toUpstreamError, withoutSecrets } from "../providers/errors";
 import {
   CancelBodySchema,

@@ -35,6 +35,12 @@ export interface ContentTarget {
   current: NonNullable<VideoJobState["current"]>;
 }
 
+declare module "../env" {
+  interface Bindings {
+    VIDEO_JOBS: DurableObjectNamespace<VideoJob>;
+  }
+}
+
 export class VideoJob extends DurableObject<Bindings> {
   private async load(): Promise<VideoJobState | undefined> {
     return this.ctx.storage.get<VideoJobState>(KEY);

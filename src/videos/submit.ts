@@ -2,6 +2,7 @@
 import { type Reservation, settle } from "../billing/admission";
 import { getCatalog } from "../catalog/cache";
 import { findModel } from "../catalog/types";
+import type { AuthContext } from "../db/auth-records";
 import type { Bindings } from "../env";
 import type { WaitUntil } from "../generations/record";
 import { filterTexts } from "../guardrails/apply-filters";
@@ -10,7 +11,6 @@ import { applyModelPreset } from "../inference/preset";
 import { ApiError, conflict } from "../lib/errors";
 import { sha256Hex } from "../lib/hash";
 import { errorText, log } from "../lib/log";
-import type { AuthContext } from "../middleware/auth";
 import type { VideoSubmitRequest } from "../providers/types";
 import type { PlannedAttempt, RoutePlan } from "../routing/plan";
 import type { VideoJobWire, VideoRequest } from "../schemas/videos";

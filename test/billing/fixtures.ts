@@ -1,12 +1,12 @@
 // Billing test fixtures: auth contexts as the middleware builds them, guardrail budgets, credits, a ledger clock.
 import { env, runInDurableObject } from "cloudflare:test";
 import { ledgerFor } from "../../src/billing/ledger-client";
+import type { AuthContext } from "../../src/db/auth-records";
 import { loadAuthRecords } from "../../src/db/auth-records";
 import { getDb, tables } from "../../src/db/client";
 import { effectivePolicy } from "../../src/guardrails/policy";
 import { ApiError } from "../../src/lib/errors";
 import { usdToMicros } from "../../src/lib/money";
-import type { AuthContext } from "../../src/middleware/auth";
 import type { TestAccount } from "../helpers/accounts";
 
 export async function authFor(keyHash: string): Promise<AuthContext> {
