@@ -4,6 +4,7 @@
 import { eq, sql } from "drizzle-orm";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
+import { errorText, log } from "../lib/log";
 import { invalidateAuthCache } from "../middleware/auth";
 import { ledgerFor } from "./ledger-client";
 
@@ -30,14 +31,10 @@ export async function raiseAuthority(env: Bindings, accountId: string): Promise<
     await ledgerFor(env, accountId).raiseAuthority(row.version);
   } catch (err) {
     // The change stands in D1; isolates still re-read it when their cache entry expires (AUTH_CACHE_TTL_MS).
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message:
-          "authority: the ledger could not be told of a change; cached auth records expire on their own",
-        account_id: accountId,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
+    log("error", {
+      message: "authority: the ledger could not be told of a change; cached auth records expire on their own",
+      account_id: accountId,
+      error: errorText(err),
+    });
   }
 }

@@ -3,6 +3,7 @@
 // them (see docs/billing.md, "The ledger client"). Plain data: no request awaits another's I/O.
 import type { Bindings } from "../env";
 import type { Carried, SettleCommand } from "../ledger/types";
+import { errorText, log } from "../lib/log";
 import { IsolateBlocks } from "./isolate-blocks";
 
 /** At most this many settlements go in one call. */
@@ -118,15 +119,12 @@ export async function send(key: string, ledger: LedgerStub, carried: Carried): P
     delivered(key, carried);
   } catch (err) {
     isolates.get(key)?.lost(carried.reports);
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message: "settle failed; the reservation lease will reclaim it",
-        generation_ids: carried.settles.map((s) => s.generationId),
-        block_ids: carried.reports.map((r) => r.blockId),
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
+    log("error", {
+      message: "settle failed; the reservation lease will reclaim it",
+      generation_ids: carried.settles.map((s) => s.generationId),
+      block_ids: carried.reports.map((r) => r.blockId),
+      error: errorText(err),
+    });
   }
 }
 

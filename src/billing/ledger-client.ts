@@ -13,6 +13,7 @@ import type {
   BlockWant,
   SettleCommand,
 } from "../ledger/types";
+import { errorText, log } from "../lib/log";
 import {
   blocksOf,
   carryingTo,
@@ -161,13 +162,7 @@ async function renew(
     );
     grant = reply ? { blockId: reply.blockId, sizeMicros: reply.sizeMicros } : undefined;
   } catch (err) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message: "block renewal failed; requests go to the ledger",
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
+    log("error", { message: "block renewal failed; requests go to the ledger", error: errorText(err) });
   }
   blocksOf(id.toString()).answered(template, grant, sentAt, false);
   if (grant) await closeWhenDue(env, id, grant.blockId);

@@ -5,6 +5,7 @@
 import { ledgerFor } from "../billing/isolate-state";
 import type { Bindings } from "../env";
 import type { RecordNote } from "../ledger/types";
+import { errorText, log } from "../lib/log";
 import { type GenerationRecord, insertRecords, writeOne } from "./insert";
 
 /**
@@ -58,14 +59,11 @@ export async function consumeRecords(batch: MessageBatch<GenerationRecord>, env:
       try {
         await ledgerFor(env, accountId).recorded(messages.map((m) => noteOf(m.body)));
       } catch (err) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            message: "generation records: telling the ledger failed; retrying",
-            generation_ids: messages.map(idOf),
-            error: err instanceof Error ? err.message : String(err),
-          }),
-        );
+        log("error", {
+          message: "generation records: telling the ledger failed; retrying",
+          generation_ids: messages.map(idOf),
+          error: errorText(err),
+        });
         for (const m of messages) failed.add(m);
       }
     }),
@@ -77,15 +75,12 @@ export async function consumeRecords(batch: MessageBatch<GenerationRecord>, env:
       continue;
     }
     if (m.attempts > RECORDS_QUEUE.maxRetries && batch.queue !== RECORDS_QUEUE.deadLetterQueue) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          message: "generation record dead-lettered after its last attempt",
-          generation_id: idOf(m),
-          attempts: m.attempts,
-          queue: RECORDS_QUEUE.deadLetterQueue,
-        }),
-      );
+      log("error", {
+        message: "generation record dead-lettered after its last attempt",
+        generation_id: idOf(m),
+        attempts: m.attempts,
+        queue: RECORDS_QUEUE.deadLetterQueue,
+      });
     }
     m.retry();
   }

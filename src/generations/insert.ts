@@ -4,6 +4,7 @@
 import { getTableColumns } from "drizzle-orm";
 import { NOW_SQL } from "../../schema/tables";
 import { tables } from "../db/client";
+import { errorText, log } from "../lib/log";
 
 export type GenerationRecord = typeof tables.generations.$inferInsert;
 
@@ -79,14 +80,7 @@ export async function writeOne(d1: D1Database, record: GenerationRecord, message
     await insertRecord(d1, record).run();
     return true;
   } catch (err) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message,
-        generation_id: record.id,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
+    log("error", { message, generation_id: record.id, error: errorText(err) });
     return false;
   }
 }

@@ -5,6 +5,7 @@
 
 import { type Reservation, settleInBackground } from "../billing/admission";
 import type { Bindings } from "../env";
+import { errorText, log } from "../lib/log";
 import { type GenerationRecord, insertRecords, writeOne } from "./insert";
 
 export { type GenerationRecord, insertRecord, insertRecords } from "./insert";
@@ -95,14 +96,11 @@ async function sendBatch(via: object): Promise<void> {
   } catch (err) {
     outcome = "failed";
     if (sink.queue) {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          message: "generation records: queue send failed; writing them to D1",
-          generation_ids: mine.map((r) => r.id),
-          error: err instanceof Error ? err.message : String(err),
-        }),
-      );
+      log("error", {
+        message: "generation records: queue send failed; writing them to D1",
+        generation_ids: mine.map((r) => r.id),
+        error: errorText(err),
+      });
     }
   }
   for (const r of mine) written.set(r.id, outcome);

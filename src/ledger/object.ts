@@ -3,6 +3,7 @@ import { DurableObject } from "cloudflare:workers";
 import { creditsPurchasedMicros } from "../db/api-keys";
 import { getDb } from "../db/client";
 import { recordedCosts } from "../db/generations";
+import { errorText, log } from "../lib/log";
 import { LedgerCore, leaseFrom } from "./core";
 import { freeLimitsFrom } from "./free-limits";
 import { SqlLedgerStore } from "./sql-store";
@@ -211,14 +212,11 @@ export class Ledger extends DurableObject<LedgerEnv> {
       }
     } catch (err) {
       // Reclaiming without the records would forgive what they show was spent: hold on and try again.
-      console.error(
-        JSON.stringify({
-          level: "error",
-          message: "ledger: reading generation records for a reclaim failed; retrying",
-          reservations: expired.length,
-          error: err instanceof Error ? err.message : String(err),
-        }),
-      );
+      log("error", {
+        message: "ledger: reading generation records for a reclaim failed; retrying",
+        reservations: expired.length,
+        error: errorText(err),
+      });
       this.alarmAt = now + RECLAIM_RETRY_MS;
       await this.ctx.storage.setAlarm(this.alarmAt);
       return;
@@ -245,13 +243,10 @@ export class Ledger extends DurableObject<LedgerEnv> {
     if (this.store.account().purchasedReadAt === 0) return this.refreshPurchased(accountId);
     if (this.isStale()) {
       this.refreshPurchased(accountId).catch((err: unknown) =>
-        console.error(
-          JSON.stringify({
-            level: "error",
-            message: "ledger: reading credits purchased failed; the last copy stays",
-            error: err instanceof Error ? err.message : String(err),
-          }),
-        ),
+        log("error", {
+          message: "ledger: reading credits purchased failed; the last copy stays",
+          error: errorText(err),
+        }),
       );
     }
   }
