@@ -144,6 +144,13 @@ export interface VideoAdapter {
  * One message as clients send it (system/developer/user/assistant/tool; text and media parts). A tool
  * message may also carry `is_error` and `cache_control` (from Anthropic tool_result blocks).
  */
+/**
+ * One message of the chat normal form (OpenAI's shape plus OpenRouter's `reasoning` / `reasoning_details`).
+ * An assistant turn that came from a Messages client with thinking interleaved among its text and tool use
+ * also carries `block_order`: the kinds of its blocks ("thinking" | "text" | "tool_use") as they stood, so
+ * the Anthropic adapter replays them in that order (Anthropic verifies a turn's thinking where it stood).
+ * Other adapters drop it.
+ */
 export type ChatMessage = Record<string, unknown> & { role: string };
 
 export interface ChatRequest {

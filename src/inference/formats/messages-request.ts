@@ -111,7 +111,9 @@ function assistantMessage(content: MessagesMessage["content"], where: string): M
   const text: Part[] = [];
   const calls: Part[] = [];
   const details: Part[] = [];
+  const order: BlockKind[] = [];
   content.forEach((block, i) => {
+    order.push(block.type === "redacted_thinking" ? "thinking" : (block.type as BlockKind));
     switch (block.type) {
       case "text":
         text.push(textPart(block));
@@ -152,8 +154,16 @@ function assistantMessage(content: MessagesMessage["content"], where: string): M
     content: text.length ? text : calls.length ? null : "",
     ...(calls.length ? { tool_calls: calls } : {}),
     ...(details.length ? { reasoning_details: details } : {}),
+    ...(details.length && !inUsualOrder(order) ? { block_order: order } : {}),
   };
 }
+
+/** The kinds of an assistant turn's blocks, in the order a `block_order` lists them (see ChatMessage). */
+type BlockKind = "thinking" | "text" | "tool_use";
+const RANK: Record<BlockKind, number> = { thinking: 0, text: 1, tool_use: 2 };
+
+/** Thinking, then text, then tool use: the order a turn is rebuilt in without a `block_order`. */
+const inUsualOrder = (order: BlockKind[]) => order.every((k, i) => i === 0 || RANK[order[i - 1]!] <= RANK[k]);
 
 function systemMessages(system: MessagesRequest["system"]): Message[] {
   if (system === undefined) return [];

@@ -204,9 +204,35 @@ function assistantContent(m: ChatMessage): string | ContentBlockParam[] | undefi
       }
     }
   }
-  // Thinking first: Anthropic checks that a turn's thinking precedes its text and tool use.
-  const blocks: ContentBlockParam[] = [...thinking, ...text, ...tools];
+  const blocks = inBlockOrder(m.block_order, { thinking, text, tool_use: tools }) ?? [
+    // Thinking first: Anthropic checks that a turn's thinking precedes its text and tool use.
+    ...thinking,
+    ...text,
+    ...tools,
+  ];
   return blocks.length > 0 ? blocks : undefined;
+}
+
+/**
+ * The turn's blocks in the order a Messages client sent them (`block_order`, see ChatMessage), when it
+ * accounts for every block; else undefined (the usual order is used).
+ */
+function inBlockOrder(
+  order: unknown,
+  kinds: Record<"thinking" | "text" | "tool_use", ContentBlockParam[]>,
+): ContentBlockParam[] | undefined {
+  if (!Array.isArray(order)) return undefined;
+  const total = kinds.thinking.length + kinds.text.length + kinds.tool_use.length;
+  if (order.length !== total) return undefined;
+  const next = { thinking: 0, text: 0, tool_use: 0 };
+  const blocks: ContentBlockParam[] = [];
+  for (const kind of order as unknown[]) {
+    if (kind !== "thinking" && kind !== "text" && kind !== "tool_use") return undefined;
+    const block = kinds[kind][next[kind]++];
+    if (!block) return undefined;
+    blocks.push(block);
+  }
+  return blocks;
 }
 
 /** A tool message; `is_error` and `cache_control` come with it when a Messages client sent them. */

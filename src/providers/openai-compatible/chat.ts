@@ -25,7 +25,7 @@ export interface OpenAiChatOptions {
 }
 
 /** Gateway-only message fields (OpenRouter's reasoning replay) that OpenAI-style upstreams refuse. */
-const GATEWAY_MESSAGE_FIELDS = ["reasoning", "reasoning_details"];
+const GATEWAY_MESSAGE_FIELDS = ["reasoning", "reasoning_details", "block_order"];
 
 function wireMessage(message: ChatMessage): ChatMessage {
   if (!GATEWAY_MESSAGE_FIELDS.some((k) => k in message)) return message;
