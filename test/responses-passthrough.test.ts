@@ -4,6 +4,7 @@
 // endpoint keep /chat/completions.
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { openAiResponsesBody, wantsResponsesApi } from "../src/providers/openai-compatible/responses";
 import failedStream from "./fixtures/openai/responses-failed.sse?raw";
 import reasoningTools from "./fixtures/openai/responses-reasoning-tools.sse?raw";
 import textStream from "./fixtures/openai/responses-text.sse?raw";
@@ -376,7 +377,11 @@ describe("an OpenAI Responses upstream's stream passed through to a responses cl
     const id = res.headers.get("x-generation-id")!;
     const reader = res.body!.getReader();
     let seen = "";
-    while (!seen.includes(" est ouvert.")) seen += new TextDecoder().decode((await reader.read()).value);
+    while (!seen.includes(" est ouvert.")) {
+      const { done, value } = await reader.read();
+      expect(done).toBe(false);
+      seen += new TextDecoder().decode(value);
+    }
     await reader.cancel();
     await settled();
     expect(upstreamCancelled).toBe(true);
@@ -468,5 +473,212 @@ describe("an OpenAI Responses upstream's stream passed through to a responses cl
       "/v1/chat/completions",
     ]);
     await settled();
+  });
+
+  it("response.incomplete (max_output_tokens): passed through as sent, billed; JSON answers the incomplete response", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const frames = textStream.split("\n\n").filter(Boolean);
+    const last = JSON.parse(frames.at(-1)!.split("\n")[1]!.slice(6));
+    last.type = "response.incomplete";
+    last.response = {
+      ...last.response,
+      status: "incomplete",
+      completed_at: null,
+      incomplete_details: { reason: "max_output_tokens" },
+    };
+    const incomplete = `${[...frames.slice(0, -1), `event: response.incomplete\ndata: ${JSON.stringify(last)}`].join("\n\n")}\n\n`;
+    upstream({ [RESPONSES]: sse(incomplete) });
+    const { client, settled } = openai(acct.apiKey);
+    const streamed = await client.responses
+      .stream({ model: "openai/gpt-4.1-mini", input: "hi", max_output_tokens: 10 })
+      .finalResponse();
+    const created = await client.responses.create({ model: "openai/gpt-4.1-mini", input: "hi" });
+    for (const r of [streamed, created]) {
+      expect(r.status).toBe("incomplete");
+      expect(r.incomplete_details).toEqual({ reason: "max_output_tokens" });
+      expect(r.output_text).toBe("Le caf\u00e9 est ouvert.");
+      expect(r.usage).toMatchObject({ output_tokens: 10, cost: TEXT_MICROS / 1e6 });
+    }
+    await settled();
+    expect(await generation(created.id)).toMatchObject({ status: "completed", costMicros: TEXT_MICROS });
+  });
+
+  it("a stream cut before its terminal event is closed by the gateway: response.completed with the output seen, billed as estimated", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const cut = textStream.slice(0, textStream.indexOf("event: response.completed"));
+    upstream({ [RESPONSES]: sse(cut) });
+    const { res, settled } = await post(acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      input: "hi",
+      stream: true,
+    });
+    const id = res.headers.get("x-generation-id")!;
+    const text = await res.text();
+    const frames = framesOf(text);
+    // The upstream's events as they came (with the rewrites), then the gateway's closing event.
+    expect(frames.slice(0, -1)).toEqual(rewritten(cut, id, "openai/gpt-4.1-mini", 0));
+    const closing = frames.at(-1) as { head: string; payload: { sequence_number: number; response: Json } };
+    expect(closing.head).toBe("event: response.completed");
+    expect(closing.payload.sequence_number).toBe(10);
+    expect(closing.payload.response).toMatchObject({
+      id,
+      model: "openai/gpt-4.1-mini",
+      status: "completed",
+      output: [{ type: "message", status: "completed", content: [{ text: "Le caf\u00e9 est ouvert." }] }],
+      usage: { input_tokens: expect.any(Number), cost: expect.any(Number), is_byok: false },
+    });
+    await settled();
+    const gen = await generation(id);
+    expect(gen).toMatchObject({ status: "completed", apiType: "responses", usage: { estimated: 1 } });
+  });
+
+  it("an `error` event mid-stream (rate limited): response.failed with rate_limit_exceeded; the record says 429", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const head = textStream.slice(0, textStream.indexOf("event: response.output_text.done"));
+    upstream({
+      [RESPONSES]: sse(
+        `${head}event: error\ndata: {"type":"error","sequence_number":7,"code":"rate_limit_exceeded","message":"Rate limit reached for gpt-4.1-mini","param":null}\n\n`,
+      ),
+    });
+    const { res, settled } = await post(acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      input: "hi",
+      stream: true,
+    });
+    const id = res.headers.get("x-generation-id")!;
+    const frames = framesOf(await res.text());
+    // The upstream's events up to the error as sent, then the gateway's failure in place of its error event.
+    expect(frames.slice(0, 7).map((f) => (typeof f === "string" ? f : f.head))).toEqual(
+      head
+        .split("\n\n")
+        .filter(Boolean)
+        .map((f, i) => (i < 2 ? f.split("\n")[0] : `${f}\n\n`)),
+    );
+    const failed = frames.at(-1) as { head: string; payload: { sequence_number: number; response: Json } };
+    expect(failed.head).toBe("event: response.failed");
+    expect(failed.payload.sequence_number).toBe(7);
+    expect(failed.payload.response).toMatchObject({
+      id,
+      status: "failed",
+      error: { code: "rate_limit_exceeded", message: expect.stringContaining("Rate limit reached") },
+      error_type: "rate_limit_exceeded",
+      output: [{ type: "message", status: "incomplete", content: [{ text: "Le caf\u00e9 est ouvert." }] }],
+    });
+    await settled();
+    const gen = await generation(id);
+    expect(gen).toMatchObject({ status: "failed", apiType: "responses" });
+    expect(gen.error).toMatch(/^429: /);
+  });
+});
+
+describe("the Responses body built from the chat normal form", () => {
+  const base = { messages: [{ role: "user", content: "hi" }], clientWire: "openai-responses" as const };
+
+  it("goes to /responses only for a responses client, and only when nothing would be lost there", () => {
+    expect(wantsResponsesApi(base)).toBe(true);
+    expect(wantsResponsesApi({ ...base, clientWire: undefined })).toBe(false);
+    expect(wantsResponsesApi({ ...base, clientWire: "anthropic-messages" })).toBe(false);
+    expect(wantsResponsesApi({ ...base, stop: ["\n"] })).toBe(false);
+    expect(wantsResponsesApi({ ...base, seed: 1 })).toBe(false);
+    expect(wantsResponsesApi({ ...base, presencePenalty: 0.5 })).toBe(false);
+    expect(
+      wantsResponsesApi({
+        ...base,
+        messages: [
+          { role: "user", content: [{ type: "input_audio", input_audio: { data: "AA", format: "wav" } }] },
+        ],
+      }),
+    ).toBe(false);
+  });
+
+  it("maps messages, parts, tools, tool choice, structured output, reasoning; passthrough options cannot turn streaming on or storing on", () => {
+    const body = openAiResponsesBody(
+      {
+        messages: [
+          { role: "system", content: "Sys" },
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "Look" },
+              { type: "image_url", image_url: { url: "https://x.test/a.png", detail: "low" } },
+              { type: "file", file: { file_data: "data:application/pdf;base64,AA", filename: "a.pdf" } },
+            ],
+          },
+          { role: "developer", content: "Dev" },
+        ],
+        maxTokens: 100,
+        tools: [{ type: "function", function: { name: "f", parameters: { type: "object" }, strict: true } }],
+        toolChoice: { type: "function", function: { name: "f" } },
+        responseFormat: {
+          type: "json_schema",
+          json_schema: { name: "out", schema: { type: "object" }, strict: true },
+        },
+        reasoning: { effort: "high" },
+        passthrough: { service_tier: "flex", stream: false, store: true },
+      },
+      "gpt-5",
+    );
+    expect(body).toEqual({
+      model: "gpt-5",
+      instructions: "Sys",
+      input: [
+        {
+          type: "message",
+          role: "user",
+          content: [
+            { type: "input_text", text: "Look" },
+            { type: "input_image", image_url: "https://x.test/a.png", detail: "low" },
+            { type: "input_file", file_data: "data:application/pdf;base64,AA", filename: "a.pdf" },
+          ],
+        },
+        { type: "message", role: "developer", content: "Dev" },
+      ],
+      max_output_tokens: 100,
+      tools: [{ type: "function", name: "f", parameters: { type: "object" }, strict: true }],
+      tool_choice: { type: "function", name: "f" },
+      text: { format: { type: "json_schema", name: "out", schema: { type: "object" }, strict: true } },
+      reasoning: { effort: "high" },
+      include: ["reasoning.encrypted_content"],
+      service_tier: "flex",
+      stream: true,
+      store: false,
+    });
+  });
+
+  it("replays only OpenAI's own encrypted reasoning, with its item id", () => {
+    const body = openAiResponsesBody(
+      {
+        messages: [
+          { role: "user", content: "q" },
+          {
+            role: "assistant",
+            content: "a",
+            reasoning_details: [
+              {
+                type: "reasoning.text",
+                text: "signed",
+                signature: "sig",
+                format: "anthropic-claude-v1",
+                index: 0,
+              },
+              { type: "reasoning.summary", summary: "S", id: "rs_1", index: 1 },
+              { type: "reasoning.encrypted", data: "ENC", id: "rs_1", index: 1 },
+              { type: "reasoning.summary", summary: "no content", id: "rs_2", index: 2 },
+            ],
+          },
+        ],
+      },
+      "gpt-5",
+    );
+    expect(body.input).toEqual([
+      { type: "message", role: "user", content: "q" },
+      {
+        type: "reasoning",
+        id: "rs_1",
+        summary: [{ type: "summary_text", text: "S" }],
+        encrypted_content: "ENC",
+      },
+      { type: "message", role: "assistant", content: "a" },
+    ]);
   });
 });
