@@ -581,6 +581,7 @@ describe("the Responses body built from the chat normal form", () => {
     expect(wantsResponsesApi({ ...base, stop: ["\n"] })).toBe(false);
     expect(wantsResponsesApi({ ...base, seed: 1 })).toBe(false);
     expect(wantsResponsesApi({ ...base, presencePenalty: 0.5 })).toBe(false);
+    expect(wantsResponsesApi({ ...base, logprobs: false })).toBe(true);
     expect(
       wantsResponsesApi({
         ...base,
@@ -643,6 +644,15 @@ describe("the Responses body built from the chat normal form", () => {
       stream: true,
       store: false,
     });
+  });
+
+  it("reasoning.exclude: reasoning runs, but neither summaries nor encrypted content are asked for", () => {
+    const body = openAiResponsesBody(
+      { ...base, reasoning: { effort: "low", summary: "auto", exclude: true } },
+      "gpt-5",
+    );
+    expect(body.reasoning).toEqual({ effort: "low" });
+    expect(body).not.toHaveProperty("include");
   });
 
   it("replays only OpenAI's own encrypted reasoning, with its item id", () => {

@@ -28,7 +28,7 @@ const CHAT_ONLY: Array<keyof ChatRequest> = [
  */
 export function wantsResponsesApi(request: ChatRequest): boolean {
   if (request.clientWire !== "openai-responses") return false;
-  if (CHAT_ONLY.some((field) => request[field] !== undefined)) return false;
+  if (CHAT_ONLY.some((field) => request[field] !== undefined && request[field] !== false)) return false;
   return !request.messages.some(
     (m) => Array.isArray(m.content) && m.content.some((p) => isObject(p) && p.type === "input_audio"),
   );
@@ -165,10 +165,13 @@ export function openAiResponsesBody(request: ChatRequest, upstreamModel: string)
   if (reasoning && reasoning.enabled !== false) {
     const config: Json = {};
     if (reasoning.effort) config.effort = reasoning.effort;
-    if (reasoning.summary) config.summary = reasoning.summary;
     set("reasoning", config);
-    // Nothing is stored upstream: the encrypted reasoning comes back so the client can replay it.
-    body.include = ["reasoning.encrypted_content"];
+    // `exclude`: reasoning is done but not shown, so neither summaries nor its encrypted content are asked for.
+    if (!reasoning.exclude) {
+      if (reasoning.summary) config.summary = reasoning.summary;
+      // Nothing is stored upstream: the encrypted reasoning comes back so the client can replay it.
+      body.include = ["reasoning.encrypted_content"];
+    }
   }
   set("user", request.user);
   return { ...body, ...request.passthrough, model: upstreamModel, stream: true, store: false };
