@@ -6,6 +6,7 @@ import { eq } from "drizzle-orm";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { getDb, tables } from "../src/db/client";
+import responsesText from "./fixtures/openai/responses-text.sse?raw";
 import { addByok, createAccount } from "./helpers/accounts";
 import { BASE, call, errorOf } from "./helpers/http";
 import { post, type StreamedCall, streamed } from "./helpers/media";
@@ -462,10 +463,14 @@ describe("errors before the first byte and the document", () => {
 });
 
 describe("presets on POST /responses", () => {
-  const sse =
-    'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\n' +
-    'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4.1-mini","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}\n\n' +
-    "data: [DONE]\n\n";
+  // OpenAI's endpoints serve the Responses API: a responses client's request goes to /v1/responses, whose
+  // response objects echo the request's settings (passed through to the client).
+  const sse = (sent: unknown) => {
+    const { temperature, instructions } = sent as { temperature: number; instructions: string };
+    return responsesText
+      .replaceAll('"temperature":1.0', `"temperature":${temperature}`)
+      .replaceAll('"instructions":null', `"instructions":${JSON.stringify(instructions)}`);
+  };
 
   it("a preset made with POST /presets/{slug}/responses: its model, temperature and instructions reach the provider, by `preset` and by @preset/slug; the request wins", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
@@ -478,8 +483,8 @@ describe("presets on POST /responses", () => {
     });
     expect(made.status).toBe(200);
     const upstream = mockUpstream({
-      "POST api.openai.com/v1/chat/completions": () =>
-        new Response(sse, { headers: { "Content-Type": "text/event-stream" } }),
+      "POST api.openai.com/v1/responses": (req) =>
+        new Response(sse(req.body), { headers: { "Content-Type": "text/event-stream" } }),
     });
     try {
       const { client, settled } = openai(acct.apiKey);
@@ -494,7 +499,7 @@ describe("presets on POST /responses", () => {
       await settled();
       for (const r of [byField, byModel]) {
         expect(r.model).toBe("openai/gpt-4.1-mini");
-        expect(r.output_text).toBe("Hi");
+        expect(r.output_text).toBe("Le caf\u00e9 est ouvert.");
         expect(r.temperature).toBe(0.3);
         expect(r.instructions).toBe("Answer like a pirate.");
       }
@@ -503,18 +508,19 @@ describe("presets on POST /responses", () => {
           r.body as {
             model: string;
             temperature: number;
-            messages: Array<{ role: string; content: unknown }>;
+            instructions: string;
+            input: Array<{ role: string; content: unknown }>;
           },
       );
       expect(bodies).toHaveLength(3);
       for (const b of bodies.slice(0, 2)) {
         expect(b.model).toBe("gpt-4.1-mini");
         expect(b.temperature).toBe(0.3);
-        expect(b.messages[0]).toEqual({ role: "system", content: "Answer like a pirate." });
-        expect(b.messages[1]).toMatchObject({ role: "user", content: "Ahoy" });
+        expect(b.instructions).toBe("Answer like a pirate.");
+        expect(b.input).toEqual([{ type: "message", role: "user", content: "Ahoy" }]);
       }
       expect(bodies[2]!.temperature).toBe(0.9);
-      expect(bodies[2]!.messages[0]).toEqual({ role: "system", content: "Plainly." });
+      expect(bodies[2]!.instructions).toBe("Plainly.");
       expect(overridden.temperature).toBe(0.9);
       expect((await generation(byField.id))!.apiType).toBe("responses");
     } finally {

@@ -113,7 +113,7 @@ export function filteredMessages(body: ChatRequestBody, policy: Parameters<typeo
 }
 
 /** What a client format adds to the adapter request beyond the chat body (its API headers). */
-export type ChatRequestExtras = Pick<ChatRequest, "anthropic">;
+export type ChatRequestExtras = Pick<ChatRequest, "anthropic" | "clientWire">;
 
 export function adapterRequest(
   body: ChatRequestBody,
@@ -148,6 +148,7 @@ export function adapterRequest(
           max_tokens: "max_tokens" in reasoning ? (reasoning.max_tokens ?? undefined) : undefined,
           exclude: "exclude" in reasoning ? reasoning.exclude : undefined,
           enabled: "enabled" in reasoning ? reasoning.enabled : undefined,
+          summary: "summary" in reasoning ? (reasoning.summary ?? undefined) : undefined,
         })
       : undefined,
     user: body.user,
@@ -177,6 +178,8 @@ export async function runChat(
   const streaming = body.stream === true;
   // debug.echo_upstream_body (streaming only): every body sent upstream, failed attempts' included.
   const echoes = streaming && body.debug?.echo_upstream_body ? ([] as unknown[]) : undefined;
+  // Adapters that can answer in the client's own wire format do, so the answer can pass through.
+  const wire = format.passthrough ? { clientWire: format.passthrough.wire } : {};
 
   return runInference(
     { env: c.env, auth, executionCtx: c.executionCtx, signal, trace: c.get("trace") },
@@ -209,11 +212,17 @@ export async function runChat(
         const onAbort = () => abort.abort(ctx.signal.reason);
         ctx.signal.addEventListener("abort", onAbort, { once: true });
         try {
-          const stream = await adapter.chat!(adapterRequest(body, messages, attempt.endpoint, extras), {
-            ...ctx,
-            signal: abort.signal,
-            ...(echoes ? { onUpstreamBody: (sent: unknown) => echoes.push(sent) } : {}),
-          });
+          const stream = await adapter.chat!(
+            adapterRequest(body, messages, attempt.endpoint, {
+              ...extras,
+              ...wire,
+            }),
+            {
+              ...ctx,
+              signal: abort.signal,
+              ...(echoes ? { onUpstreamBody: (sent: unknown) => echoes.push(sent) } : {}),
+            },
+          );
           // Errors before the first event are scrubbed by the attempt runner; later ones here.
           const iterator = scrubbingIterator(stream[Symbol.asyncIterator](), [ctx.credential.apiKey]);
           const first = await iterator.next();

@@ -174,7 +174,14 @@ export interface ChatRequest {
   parallelToolCalls?: boolean;
   /** `{type:"json_object"}` or `{type:"json_schema", json_schema:{...}}`. */
   responseFormat?: Record<string, unknown>;
-  reasoning?: { effort?: string; max_tokens?: number; exclude?: boolean; enabled?: boolean };
+  reasoning?: {
+    effort?: string;
+    max_tokens?: number;
+    exclude?: boolean;
+    enabled?: boolean;
+    /** Reasoning summaries asked for (`auto`, `concise`, `detailed`), for upstreams that write them. */
+    summary?: string;
+  };
   user?: string;
   /** Prompt caching of the whole request (`cache_control` at the top level: Anthropic's automatic caching). */
   cacheControl?: Record<string, unknown>;
@@ -183,6 +190,11 @@ export interface ChatRequest {
    * by adapters that speak the Anthropic wire format and ignored by the others.
    */
   anthropic?: { version?: string; beta?: string };
+  /**
+   * The wire format the client speaks, when an upstream may speak it too: an adapter that can answer in it
+   * does (its ChatStream then names that `wire`), so the client gets the upstream's own events.
+   */
+  clientWire?: UpstreamWire;
   /** Provider passthrough options for this endpoint's provider (`provider.options[<slug>]`). */
   passthrough?: Record<string, unknown>;
 }
@@ -240,8 +252,8 @@ export interface ChatChunk {
   raw?: SseEvent[];
 }
 
-/** An upstream wire format a client format can speak too (Anthropic Messages events). */
-export type UpstreamWire = "anthropic-messages";
+/** An upstream wire format a client format can speak too (Anthropic Messages events, OpenAI Responses events). */
+export type UpstreamWire = "anthropic-messages" | "openai-responses";
 
 /**
  * An upstream chat stream, already answered 2xx: iterate it for chunks. An error thrown while

@@ -13,7 +13,11 @@ import { mockUpstream, type Responder } from "./upstream";
 
 export const ANTHROPIC_MESSAGES = "POST api.anthropic.com/v1/messages";
 /** Platform keys, so the charge lands on the account's credits (BYOK would not show in total usage). */
-const PROVIDER_KEYS = JSON.stringify({ anthropic: "sk-ant-platform", "google-ai-studio": "g-platform" });
+const PROVIDER_KEYS = JSON.stringify({
+  anthropic: "sk-ant-platform",
+  "google-ai-studio": "g-platform",
+  openai: "sk-openai-platform",
+});
 
 export const sse = (text: string) => () =>
   new Response(text, { headers: { "Content-Type": "text/event-stream" } });

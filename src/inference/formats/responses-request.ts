@@ -103,7 +103,9 @@ function chatContent(content: unknown, where: string): string | ChatPart[] {
  */
 function reasoningDetails(item: Json, index: number): Json[] {
   const format = str(item.format);
-  const common = { ...(format ? { format } : {}), index };
+  // Encrypted reasoning keeps its item id: OpenAI takes a replayed reasoning item only with the id it gave it.
+  const id = str(item.encrypted_content) ? str(item.id) : undefined;
+  const common = { ...(id ? { id } : {}), ...(format ? { format } : {}), index };
   const texts = (Array.isArray(item.content) ? item.content : []).filter(
     (p): p is Json => isJson(p) && p.type === "reasoning_text" && typeof p.text === "string",
   );

@@ -18,6 +18,7 @@ import {
   responseObject,
   responsesUsage,
 } from "./responses-object";
+import { responsesPassthroughJson, responsesPassthroughStream } from "./responses-passthrough";
 import { asyncToolNames } from "./responses-request";
 
 /** The item being streamed; only one is open at a time (a new item closes the one before). */
@@ -304,11 +305,16 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
   };
 }
 
-/** The responses client format for runChat. */
+/** The responses client format for runChat; an OpenAI Responses upstream's answer passes through. */
 export function responsesFormat(req: ResponsesRequest): ChatClientFormat {
   return {
     apiType: "responses",
     stream: (meta) => responsesStream(req, meta),
     json: (meta) => ({ body: (folded, usage) => responseBody(req, folded, usage, meta) }),
+    passthrough: {
+      wire: "openai-responses",
+      stream: responsesPassthroughStream,
+      json: responsesPassthroughJson,
+    },
   };
 }

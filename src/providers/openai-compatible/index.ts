@@ -1,9 +1,10 @@
 // The OpenAI-compatible adapter factory: most providers are one configuration of it.
-// Speech (/audio/speech), video (/videos) and chat (/chat/completions) parts sit beside embeddings.ts.
+// Speech (/audio/speech), video (/videos) and chat (/chat/completions, or /responses) parts sit beside embeddings.ts.
 import type { ProviderAdapter } from "../types";
 import { type OpenAiChatOptions, openAiChat } from "./chat";
 import { openAiEmbeddings } from "./embeddings";
 import { bearer, type OpenAiCompatibleOptions } from "./options";
+import { openAiResponses, wantsResponsesApi } from "./responses";
 import { openAiSpeech } from "./speech";
 import { openAiVideos } from "./video";
 
@@ -17,7 +18,10 @@ export function createOpenAiCompatible(
     embeddings: (req, call) => openAiEmbeddings(options, req, call),
     speech: (req, call) => openAiSpeech(options, req, call),
     videos: openAiVideos(options),
-    chat: (req, call) => openAiChat(options, chatOptions, req, call),
+    chat: (req, call) =>
+      options.responsesApi && wantsResponsesApi(req)
+        ? openAiResponses(options, req, call)
+        : openAiChat(options, chatOptions, req, call),
   };
 }
 
@@ -30,9 +34,10 @@ export const openAiCompatibleAdapter = createOpenAiCompatible({
 
 /**
  * OpenAI itself: the same wire format, but its reasoning models (gpt-5, o-series) refuse `max_tokens`
- * and take `max_completion_tokens`, which every current OpenAI chat model accepts.
+ * and take `max_completion_tokens`, which every current OpenAI chat model accepts. Every OpenAI chat
+ * model serves the Responses API too: responses clients are answered from there.
  */
 export const openAiAdapter = createOpenAiCompatible(
-  { name: "openai", authHeaders: bearer, sendsInputType: true },
+  { name: "openai", authHeaders: bearer, sendsInputType: true, responsesApi: true },
   { maxTokensField: "max_completion_tokens" },
 );

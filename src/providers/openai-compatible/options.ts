@@ -6,6 +6,11 @@ export interface OpenAiCompatibleOptions {
   authHeaders(apiKey: string): Record<string, string>;
   /** Whether the upstream accepts `input_type` on /embeddings (many OpenAI-compatible hosts do). */
   sendsInputType: boolean;
+  /**
+   * Whether the upstream serves the Responses API (POST /responses, OpenAI's own): a responses client's
+   * chat then goes there and its events pass through; every other client keeps /chat/completions.
+   */
+  responsesApi?: boolean;
 }
 
 export const bearer = (apiKey: string): Record<string, string> => ({ Authorization: `Bearer ${apiKey}` });
