@@ -2,14 +2,7 @@
 // and the ChatStream wrapper the chat adapters return.
 import { createParser, type EventSourceParser } from "eventsource-parser";
 import { UpstreamError, upstreamErrorFromResponse } from "./errors";
-import type { CallContext, ChatChunk, ChatStream, UpstreamWire } from "./types";
-
-export interface SseEvent {
-  /** The `event:` name, when the upstream set one (Anthropic does; OpenAI-style streams do not). */
-  event?: string;
-  /** The `data:` lines of the event joined with `\n`. */
-  data: string;
-}
+import type { CallContext, ChatChunk, ChatStream, SseEvent, UpstreamWire } from "./types";
 
 /** Returned by a mapper to end the stream there (OpenAI's `data: [DONE]`): the body is cancelled. */
 export const END_OF_STREAM: unique symbol = Symbol("end of stream");

@@ -2,7 +2,6 @@
 // Adapters translate between the gateway's normalized requests and one upstream wire format; they never
 // choose endpoints, retry or bill (the router does that) and never log credentials.
 import type { Capabilities } from "../catalog/schema";
-import type { SseEvent } from "./sse";
 
 /** The endpoint an attempt goes to, already resolved for the request's data region. */
 export interface ResolvedEndpoint {
@@ -235,6 +234,14 @@ export interface ChatUsage {
   cachedTokens?: number;
   cacheWriteTokens?: number;
   reasoningTokens?: number;
+}
+
+/** One server-sent event of an upstream stream. */
+export interface SseEvent {
+  /** The `event:` name, when the upstream set one (Anthropic does; OpenAI-style streams do not). */
+  event?: string;
+  /** The `data:` lines of the event joined with `\n`. */
+  data: string;
 }
 
 /** One normalized event of an upstream chat stream. */

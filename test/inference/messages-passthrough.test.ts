@@ -15,8 +15,8 @@ import {
   messagesPassthroughStream,
 } from "../../src/inference/formats/messages-passthrough";
 import { AnthropicStreamReader } from "../../src/providers/anthropic/stream";
-import { END_OF_STREAM, type SseEvent } from "../../src/providers/sse";
-import type { ChatChunk } from "../../src/providers/types";
+import { END_OF_STREAM } from "../../src/providers/sse";
+import type { ChatChunk, SseEvent } from "../../src/providers/types";
 
 const meta: ChatMeta = {
   id: "gen-pass",

@@ -1,6 +1,7 @@
 // The SSE reader: framing rules, chunk boundaries anywhere (down to single bytes), cancellation upstream.
 import { describe, expect, it } from "vitest";
-import { readSse, type SseEvent } from "../../src/providers/sse";
+import { readSse } from "../../src/providers/sse";
+import type { SseEvent } from "../../src/providers/types";
 
 const encoder = new TextEncoder();
 

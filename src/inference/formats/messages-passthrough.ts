@@ -5,7 +5,7 @@
 // events build, with the same rewrites. The chunks still fold as they pass: billing and records are the
 // same as on the re-encoding path.
 import { anthropicErrorEnvelope } from "../../lib/errors";
-import type { SseEvent } from "../../providers/sse";
+import type { SseEvent } from "../../providers/types";
 import type { BodyFormat, ChatMeta, Folded, StreamFormat } from "../chat-stream";
 import {
   frame,

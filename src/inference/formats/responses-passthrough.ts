@@ -6,8 +6,7 @@
 // stream was cut) keep sequence numbers strictly increasing. The JSON answer is the response the upstream
 // completed, with the same rewrites. The chunks still fold as they pass: billing and records are the same
 // as on the re-encoding path.
-import type { SseEvent } from "../../providers/sse";
-import type { ChatUsage } from "../../providers/types";
+import type { ChatUsage, SseEvent } from "../../providers/types";
 import { type BodyFormat, type ChatMeta, type Folded, KEEPALIVE, type StreamFormat } from "../chat-stream";
 import { type Json, outcomeOf, responsesUsage } from "./responses-object";
 

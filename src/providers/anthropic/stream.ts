@@ -1,7 +1,7 @@
 // Anthropic Messages stream events (message_start ... message_stop) read back as OpenAI-shaped chat chunks.
 import { UpstreamError } from "../errors";
-import { END_OF_STREAM, type SseEvent } from "../sse";
-import type { ChatChoiceDelta, ChatChunk, ChatDelta, ChatFinishReason, ChatUsage } from "../types";
+import { END_OF_STREAM } from "../sse";
+import type { ChatChoiceDelta, ChatChunk, ChatDelta, ChatFinishReason, ChatUsage, SseEvent } from "../types";
 import { REASONING_FORMAT } from "./request";
 
 const FINISH: Record<string, ChatFinishReason> = {

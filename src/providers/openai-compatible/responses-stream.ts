@@ -1,9 +1,8 @@
 // OpenAI Responses stream events (response.created ... response.completed) read back as chat chunks, for
 // folding and billing; the events themselves travel on as each chunk's `raw` (see responses.ts).
 import { UpstreamError } from "../errors";
-import type { SseEvent } from "../sse";
 import { END_OF_STREAM } from "../sse";
-import type { ChatChoiceDelta, ChatChunk, ChatDelta, ChatFinishReason, ChatUsage } from "../types";
+import type { ChatChoiceDelta, ChatChunk, ChatDelta, ChatFinishReason, ChatUsage, SseEvent } from "../types";
 
 /** The reasoning_details format of OpenAI's reasoning items (encrypted content replayable to OpenAI only). */
 export const OPENAI_REASONING_FORMAT = "openai-responses-v1";
