@@ -24,7 +24,6 @@ export interface OpenedChat {
   first: IteratorResult<ChatChunk>;
   /** Aborts the upstream request (client gone, deadline). */
   abort: AbortController;
-  upstreamBody?: unknown;
   /** The upstream's wire format when its chunks carry their raw events (see ChatStream.wire). */
   wire?: UpstreamWire;
 }

@@ -226,7 +226,7 @@ export async function runChat(
           // Errors before the first event are scrubbed by the attempt runner; later ones here.
           const iterator = scrubbingIterator(stream[Symbol.asyncIterator](), [ctx.credential.apiKey]);
           const first = await iterator.next();
-          return { iterator, first, abort, upstreamBody: stream.upstreamBody, wire: stream.wire };
+          return { iterator, first, abort, wire: stream.wire };
         } catch (err) {
           abort.abort(err);
           throw err;

@@ -111,13 +111,9 @@ export function midStreamFailure(err: unknown, call: CallContext): unknown {
   });
 }
 
-/** A ChatStream over an answered upstream: the chunk iterator plus the body that was sent. */
-export function chatStream(
-  upstreamBody: unknown,
-  chunks: AsyncIterator<ChatChunk>,
-  wire?: UpstreamWire,
-): ChatStream {
-  return { upstreamBody, ...(wire ? { wire } : {}), [Symbol.asyncIterator]: () => chunks };
+/** A ChatStream over an answered upstream: its chunk iterator, and its wire format when chunks carry raw events. */
+export function chatStream(chunks: AsyncIterator<ChatChunk>, wire?: UpstreamWire): ChatStream {
+  return { ...(wire ? { wire } : {}), [Symbol.asyncIterator]: () => chunks };
 }
 
 /**

@@ -268,8 +268,6 @@ export type UpstreamWire = "anthropic-messages" | "openai-responses";
  * cancels the upstream body, and the call's signal aborts the request.
  */
 export interface ChatStream extends AsyncIterable<ChatChunk> {
-  /** The transformed upstream request body, credentials removed (for `debug.echo_upstream_body`). */
-  readonly upstreamBody?: unknown;
   /** The upstream's wire format, when every chunk carries its `raw` events (same-format passthrough). */
   readonly wire?: UpstreamWire;
 }

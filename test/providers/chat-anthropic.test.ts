@@ -197,10 +197,11 @@ describe("anthropic chat: the request", () => {
       user: "user-42",
       passthrough: { service_tier: "standard_only", stream: false, model: "other" },
     };
-    const stream = await anthropicAdapter.chat!(
-      request,
-      ctx(() => sse(textStream), sent),
-    );
+    const echoed: unknown[] = [];
+    await anthropicAdapter.chat!(request, {
+      ...ctx(() => sse(textStream), sent),
+      onUpstreamBody: (b) => echoed.push(b),
+    });
     const req = sent[0]!;
     expect(req.url).toBe("https://api.anthropic.example/v1/messages");
     expect(req.method).toBe("POST");
@@ -266,8 +267,9 @@ describe("anthropic chat: the request", () => {
       metadata: { user_id: "user-42" },
       service_tier: "standard_only",
     });
-    expect(stream.upstreamBody).toEqual(body);
-    expect(JSON.stringify(stream.upstreamBody)).not.toContain(KEY);
+    // What the debug echo shows: the body sent, never the key.
+    expect(echoed).toEqual([body]);
+    expect(JSON.stringify(echoed)).not.toContain(KEY);
   });
 
   it("maps tool_choice auto, none and a named function", () => {

@@ -148,10 +148,11 @@ describe("openai-compatible chat: the request", () => {
       user: "user-42",
       passthrough: { service_tier: "flex", temperature: 0.3, stream: false, stream_options: { foo: 1 } },
     };
-    const stream = await openAiCompatibleAdapter.chat!(
-      request,
-      ctx(() => sse(textStream), sent, controller.signal),
-    );
+    const echoed: unknown[] = [];
+    await openAiCompatibleAdapter.chat!(request, {
+      ...ctx(() => sse(textStream), sent, controller.signal),
+      onUpstreamBody: (b) => echoed.push(b),
+    });
     expect(sent).toHaveLength(1);
     const req = sent[0]!;
     expect(req.method).toBe("POST");
@@ -192,8 +193,9 @@ describe("openai-compatible chat: the request", () => {
       stream: true,
       stream_options: { foo: 1, include_usage: true },
     });
-    expect(stream.upstreamBody).toEqual(body);
-    expect(JSON.stringify(stream.upstreamBody)).not.toContain(KEY);
+    // What the debug echo shows: the body sent, never the key.
+    expect(echoed).toEqual([body]);
+    expect(JSON.stringify(echoed)).not.toContain(KEY);
     // The fetch got the attempt's signal: aborting it reaches the upstream request.
     controller.abort();
     expect(req.signal.aborted).toBe(true);

@@ -32,7 +32,7 @@ export async function anthropicChat(request: ChatRequest, call: CallContext): Pr
     (event) => reader.read(event),
     (err) => midStreamFailure(err, call),
   );
-  return chatStream(body, chunks, "anthropic-messages");
+  return chatStream(chunks, "anthropic-messages");
 }
 
 export const anthropicAdapter: ProviderAdapter = {

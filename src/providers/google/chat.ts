@@ -90,5 +90,5 @@ export async function geminiChat(request: ChatRequest, call: CallContext): Promi
     body,
     geminiError,
   );
-  return chatStream(body, chunks(res, call));
+  return chatStream(chunks(res, call));
 }

@@ -272,5 +272,5 @@ export async function openAiChat(
     body,
   );
   const json = res.headers.get("Content-Type")?.includes("application/json") ?? false;
-  return chatStream(body, json ? single(res, call) : chunks(res, call));
+  return chatStream(json ? single(res, call) : chunks(res, call));
 }

@@ -196,5 +196,5 @@ export async function openAiResponses(
     (event) => reader.read(event),
     (err) => midStreamFailure(err, call),
   );
-  return chatStream(body, chunks, "openai-responses");
+  return chatStream(chunks, "openai-responses");
 }

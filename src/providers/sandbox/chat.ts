@@ -127,7 +127,7 @@ export async function sandboxChat(request: ChatRequest, call: CallContext): Prom
   };
   call.onUpstreamBody?.(upstreamBody);
   await sandboxFailureMode(call);
-  return chatStream(upstreamBody, generate(planOf(request, model), request, call, streamModeOf(model)));
+  return chatStream(generate(planOf(request, model), request, call, streamModeOf(model)));
 }
 
 /**
