@@ -61,6 +61,7 @@ export async function startWorkers({ bundles, upstreamUrl, persistDir, providerS
       PROVIDER_KEYS: JSON.stringify({ [providerSlug]: providerKey }),
       // A fixed throwaway master key: the bench makes no BYOK records.
       BYOK_MASTER_KEYS: JSON.stringify({ 1: Buffer.alloc(32, 7).toString("base64") }),
+      ...(process.env.BENCH_RECORDS ? { GENERATION_RECORDS: process.env.BENCH_RECORDS } : {}),
     },
     // Its own port, straight into the Worker (no Miniflare entry proxy), like the passthrough's.
     unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
