@@ -191,3 +191,26 @@ export async function postForStream(
   }
   return res as Response & { body: ReadableStream<Uint8Array> };
 }
+
+/** An upstream event's data as a JSON object, or undefined when it is not one. */
+export function parseEventObject(data: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An event written as it came: its `event:` line when it had a name, then each data line, byte for byte. */
+export function rawFrame(name: string | undefined, data: string): string {
+  const lines = data.includes("\n")
+    ? data
+        .split("\n")
+        .map((l) => `data: ${l}\n`)
+        .join("")
+    : `data: ${data}\n`;
+  return name === undefined ? `${lines}\n` : `event: ${name}\n${lines}\n`;
+}

@@ -10,6 +10,31 @@ export const isObject = (v: unknown): v is Json => typeof v === "object" && v !=
 /** One SSE frame with its `event:` line (the Anthropic client ignores frames without one). */
 export const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
+/**
+ * The `message_start` event of a message the gateway writes: no content yet, and until `message_delta`
+ * brings the real counts, the prompt as estimated for admission.
+ */
+export function startEvent(meta: ChatMeta): Json {
+  return {
+    type: "message_start",
+    message: {
+      id: meta.id,
+      type: "message",
+      role: "assistant",
+      model: meta.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: {
+        input_tokens: meta.promptEstimate,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 0,
+      },
+    },
+  };
+}
+
 /** Stop reasons an Anthropic upstream reports, passed on as they are. */
 const ANTHROPIC_STOPS = new Set([
   "end_turn",

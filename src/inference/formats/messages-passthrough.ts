@@ -5,59 +5,18 @@
 // events build, with the same rewrites. The chunks still fold as they pass: billing and records are the
 // same as on the re-encoding path.
 import { anthropicErrorEnvelope } from "../../lib/errors";
+import { parseEventObject, rawFrame } from "../../providers/sse";
 import type { SseEvent } from "../../providers/types";
 import type { BodyFormat, ChatMeta, Folded, StreamFormat } from "../chat-stream";
 import {
   frame,
   gatewayCost,
   isObject,
-  type Json,
   MessageSnapshot,
+  startEvent,
   stopReasonOf,
   usageOf,
 } from "./messages-events";
-
-const parse = (data: string): Json | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(data);
-    return isObject(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
-/** An upstream event as it came: its name and its data, byte for byte. */
-function verbatim(name: string | undefined, data: string): string {
-  const lines = data.includes("\n")
-    ? data
-        .split("\n")
-        .map((l) => `data: ${l}\n`)
-        .join("")
-    : `data: ${data}\n`;
-  return name === undefined ? `${lines}\n` : `event: ${name}\n${lines}\n`;
-}
-
-/** The message start a stream gets when the upstream never sent one (a body that ended at once). */
-function gatewayStart(meta: ChatMeta): Json {
-  return {
-    type: "message_start",
-    message: {
-      id: meta.id,
-      type: "message",
-      role: "assistant",
-      model: meta.model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: {
-        input_tokens: meta.promptEstimate,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-        output_tokens: 0,
-      },
-    },
-  };
-}
 
 /** The upstream's events for a streaming Messages client. */
 export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
@@ -73,22 +32,22 @@ export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
     return frame("debug", { type: "debug", debug: { echo_upstream_body: meta.echo } });
   };
   const indexOf = (data: string) => {
-    const index = parse(data)?.index;
+    const index = parseEventObject(data)?.index;
     return typeof index === "number" ? index : -1;
   };
 
   const write = (event: SseEvent, folded: Folded): string => {
-    const name = event.event ?? parse(event.data)?.type;
+    const name = event.event ?? parseEventObject(event.data)?.type;
     switch (name) {
       case "message_start": {
-        const payload = parse(event.data);
+        const payload = parseEventObject(event.data);
         if (!payload || !isObject(payload.message)) break;
         started = true;
         payload.message = { ...payload.message, id: meta.id, model: meta.model };
         return `${frame("message_start", payload)}${debug()}`;
       }
       case "message_delta": {
-        const payload = parse(event.data);
+        const payload = parseEventObject(event.data);
         if (!payload) break;
         delta = true;
         // The chunk of this event is already folded: its usage is the cumulative one billed so far.
@@ -106,7 +65,7 @@ export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
         stopped = true;
         break;
     }
-    return `${debug()}${verbatim(typeof name === "string" ? name : undefined, event.data)}`;
+    return `${debug()}${rawFrame(typeof name === "string" ? name : undefined, event.data)}`;
   };
 
   return {
@@ -119,7 +78,7 @@ export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
     // An upstream stream that ended without message_stop (cut by a proxy) is closed as a complete message.
     end: (folded, usage) => {
       if (stopped) return "";
-      let out = started ? "" : `${frame("message_start", gatewayStart(meta))}${debug()}`;
+      let out = started ? "" : `${frame("message_start", startEvent(meta))}${debug()}`;
       for (const index of [...open].sort((a, b) => a - b))
         out += frame("content_block_stop", { type: "content_block_stop", index });
       if (!delta) {
@@ -144,7 +103,7 @@ export function messagesPassthroughJson(meta: ChatMeta): BodyFormat {
   return {
     chunk: (chunk) => {
       for (const event of chunk.raw ?? []) {
-        const payload = parse(event.data);
+        const payload = parseEventObject(event.data);
         if (payload) snapshot.apply(payload);
       }
     },

@@ -6,7 +6,7 @@ import { REASONING_FORMAT } from "../../providers/anthropic/request";
 import type { ChatChunk } from "../../providers/types";
 import type { ChatClientFormat } from "../chat";
 import type { BodyFormat, ChatMeta, StreamFormat } from "../chat-stream";
-import { frame, type Json, MessageSnapshot, stopReasonOf, usageOf } from "./messages-events";
+import { frame, type Json, MessageSnapshot, startEvent, stopReasonOf, usageOf } from "./messages-events";
 import { messagesPassthroughJson, messagesPassthroughStream } from "./messages-passthrough";
 
 export { anthropicUsage, stopReasonOf } from "./messages-events";
@@ -140,27 +140,11 @@ export function messagesStream(meta: ChatMeta): StreamFormat {
 
   return {
     open: () => {
-      const message = {
-        id: meta.id,
-        type: "message",
-        role: "assistant",
-        model: meta.model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        // The real counts come with message_delta; until then, the prompt as estimated for admission.
-        usage: {
-          input_tokens: meta.promptEstimate,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-          output_tokens: 0,
-        },
-      };
       const debug =
         meta.echo === undefined
           ? ""
           : frame("debug", { type: "debug", debug: { echo_upstream_body: meta.echo } });
-      return `${frame("message_start", { type: "message_start", message })}${debug}`;
+      return `${frame("message_start", startEvent(meta))}${debug}`;
     },
     chunk: (chunk) => {
       blocks.chunk(chunk);

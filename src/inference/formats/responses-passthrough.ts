@@ -6,30 +6,14 @@
 // stream was cut) keep sequence numbers strictly increasing. The JSON answer is the response the upstream
 // completed, with the same rewrites. The chunks still fold as they pass: billing and records are the same
 // as on the re-encoding path.
+
+import { parseEventObject, rawFrame } from "../../providers/sse";
 import type { ChatUsage, SseEvent } from "../../providers/types";
 import { type BodyFormat, type ChatMeta, type Folded, KEEPALIVE, type StreamFormat } from "../chat-stream";
 import { type Json, outcomeOf, responsesUsage } from "./responses-object";
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === "string" ? v : "");
-
-const parse = (data: string): Json | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(data);
-    return isObject(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
-/** An SSE frame: the `event:` line when the upstream wrote one, then the data lines. */
-function frame(name: string | undefined, data: string): string {
-  const lines = data
-    .split("\n")
-    .map((l) => `data: ${l}\n`)
-    .join("");
-  return name === undefined ? `${lines}\n` : `event: ${name}\n${lines}\n`;
-}
 
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
@@ -131,7 +115,7 @@ export function responsesPassthroughStream(meta: ChatMeta): StreamFormat {
 
   const own = (type: string, fields: Json) => {
     seq += 1;
-    return frame(named ? type : undefined, JSON.stringify({ type, sequence_number: seq, ...fields }));
+    return rawFrame(named ? type : undefined, JSON.stringify({ type, sequence_number: seq, ...fields }));
   };
   const closing = () => {
     if (doneSent) return "";
@@ -142,15 +126,15 @@ export function responsesPassthroughStream(meta: ChatMeta): StreamFormat {
   const write = (event: SseEvent, folded: Folded): string => {
     if (event.data === "[DONE]") return closing();
     if (event.event !== undefined) named = true;
-    const payload = parse(event.data);
-    if (!payload) return frame(event.event, event.data);
+    const payload = parseEventObject(event.data);
+    if (!payload) return rawFrame(event.event, event.data);
     snapshot.apply(payload);
     const type = str(payload.type);
     if (TERMINAL.has(type)) terminal = true;
     const upstreamSeq = payload.sequence_number;
     if (typeof upstreamSeq === "number") seq = upstreamSeq + offset;
     const response = isObject(payload.response) ? payload.response : undefined;
-    if (!response && offset === 0) return frame(event.event, event.data);
+    if (!response && offset === 0) return rawFrame(event.event, event.data);
     if (typeof upstreamSeq === "number") payload.sequence_number = seq;
     if (response) {
       payload.response = ours(response, meta);
@@ -160,7 +144,7 @@ export function responsesPassthroughStream(meta: ChatMeta): StreamFormat {
         (payload.response as Json).usage = usageWithCost(response.usage, folded, usage, meta);
       }
     }
-    return frame(event.event, JSON.stringify(payload));
+    return rawFrame(event.event, JSON.stringify(payload));
   };
 
   return {
@@ -216,7 +200,7 @@ export function responsesPassthroughJson(meta: ChatMeta): BodyFormat {
   return {
     chunk: (chunk) => {
       for (const event of chunk.raw ?? []) {
-        const payload = parse(event.data);
+        const payload = parseEventObject(event.data);
         if (payload) snapshot.apply(payload);
       }
     },
