@@ -54,7 +54,19 @@ const servedPath = (url: string) => {
   return path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) : path;
 };
 
-/** The first property the response breaks, or null. */
+const templateOf = (path: string) => new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+")}$`);
+
+/**
+ * The operation a case actually reached: its own, unless dot segments in the URL lead to another
+ * (`POST /presets/../chat/completions` is served by `POST /chat/completions`, and is judged by it).
+ */
+export function servedOperation(op: Operation, c: FuzzCase, operations: Operation[]): Operation {
+  const path = servedPath(c.url);
+  if (templateOf(op.path).test(path)) return op;
+  return operations.find((o) => o.method === c.method && templateOf(o.path).test(path)) ?? op;
+}
+
+/** The first property the response breaks, or null (`op` is the operation that served the case). */
 export function problemWith(op: Operation, c: FuzzCase, r: Observed, secrets: string[]): string | null {
   if (r.status >= 500 && !(op.inference && UPSTREAM_STATUSES.has(r.status) && upstreamReached(r))) {
     return `status ${r.status}${op.inference ? " without a failed upstream" : ""}`;

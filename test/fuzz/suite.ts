@@ -47,7 +47,7 @@ export function fuzzArea(area: Area) {
 
     for (const op of operations.filter((o) => areaOf(o) === area)) {
       it(operationName(op), { timeout: 120_000 + fuzzRuns() * 500 }, async () => {
-        const report = await fuzzOperation(op, fx, resolver(doc), network.state);
+        const report = await fuzzOperation(op, fx, resolver(doc), network.state, operations);
         console.log(reportLine(op, report));
         // Every status the operation answered is one its document lists (lib/openapi-responses.ts).
         expect([...report.undocumented], "statuses not in the document").toEqual([]);
