@@ -174,7 +174,10 @@ async function launch(ports, url) {
   }
 }
 
-/** Messages the queue's consumer has acked so far, and batches it was handed (from its log). */
+/**
+ * Messages the queue's consumer has acked so far, and batches it was handed (from its log).
+ * A message carries the records one isolate sent together (src/generations/record.ts packs them).
+ */
 function queueDeliveries() {
   const text = readFileSync(queueHost.log, "utf8").replace(ANSI_COLOUR, "");
   let acked = 0;
@@ -406,10 +409,10 @@ async function round(n, signal, managementKey) {
     );
   if (videoView.reserved !== 0) violations.push(`video key still reserves ${videoView.reserved}`);
   if (ok.length === 0) violations.push("no request was answered before the kill");
-  if (queued.acked - queuedBefore.acked < rows.length)
-    violations.push(
-      `the queue's consumer acked ${queued.acked - queuedBefore.acked} records, fewer than ${rows.length}`,
-    );
+  // A message carries several records, so the records themselves are counted in D1 (above); here, that
+  // they came through the queue at all.
+  if (rows.length > 0 && queued.acked === queuedBefore.acked)
+    violations.push("the queue's consumer acked no message: the records bypassed the queue");
   if (lostAnswers.length + answers.filter((a) => a.status === 0).length === 0)
     violations.push("nothing was in flight at the kill (raise KILL_CONCURRENCY or lower KILL_LOAD_MS)");
 
@@ -419,7 +422,7 @@ async function round(n, signal, managementKey) {
       `answered ${ok.length} (${answeredCost} micro-USD), cut off ${answers.filter((a) => a.status === 0).length}, ` +
       `402 ${answers.filter((a) => a.status === 402).length}; records ${rows.length} (${recordCost}), of which answer lost ${lostAnswers.length} (${lostCost}), admitted against a block ${rows.filter((r) => r.block_id).length}; ` +
       `charged ${view.usage}, reserved ${view.reserved}, lost ${lost} micro-USD; ` +
-      `queue: ${queued.acked - queuedBefore.acked} records acked in ${queued.batches - queuedBefore.batches} batches; ` +
+      `queue: ${queued.acked - queuedBefore.acked} messages of records acked in ${queued.batches - queuedBefore.batches} batches; ` +
       `video ${video.status}, ${videoRows.length} record, billed ${videoView.usage} (reported ${videoCost})` +
       (violations.length ? `  VIOLATION: ${violations.join("; ")}` : ""),
   );

@@ -1,7 +1,7 @@
 // Worker bindings and per-request context variables, typed once for the whole app.
 import type { DataRegion } from "../regions";
 import type { AuthContext } from "./db/auth-records";
-import type { GenerationRecord } from "./generations/insert";
+import type { RecordsMessage } from "./generations/insert";
 import type { Ledger } from "./ledger/object";
 import type { RequestTrace } from "./lib/request-log";
 
@@ -12,7 +12,7 @@ export interface Bindings {
   // this file, which every module imports, imports nothing that imports it back.
   ABUSE_LIMITER?: RateLimit;
   /** Generation records leave the request path through this queue (src/generations); absent: straight to D1. */
-  GENERATIONS?: Queue<GenerationRecord>;
+  GENERATIONS?: Queue<RecordsMessage>;
   /** "d1": write generation records straight to D1 even with the queue bound (the tests set it). */
   GENERATION_RECORDS?: string;
   REGION: DataRegion;

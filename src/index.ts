@@ -3,7 +3,7 @@
 import app from "./app";
 import type { Bindings } from "./env";
 import { consumeRecords } from "./generations/consumer";
-import type { GenerationRecord } from "./generations/insert";
+import type { RecordsMessage } from "./generations/insert";
 
 export { Ledger } from "./ledger/object";
 export { VideoJob } from "./videos/job";
@@ -11,4 +11,4 @@ export { VideoJob } from "./videos/job";
 export default {
   fetch: app.fetch,
   queue: consumeRecords,
-} satisfies ExportedHandler<Bindings, GenerationRecord>;
+} satisfies ExportedHandler<Bindings, RecordsMessage>;

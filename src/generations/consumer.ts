@@ -6,7 +6,7 @@ import { ledgerFor } from "../billing/isolate-state";
 import type { Bindings } from "../env";
 import type { RecordNote } from "../ledger/types";
 import { errorText, log } from "../lib/log";
-import { type GenerationRecord, insertRecords, writeOne } from "./insert";
+import { type GenerationRecord, insertRecords, type RecordsMessage, writeOne } from "./insert";
 
 /**
  * The consumer's settings, as `[[queues.consumers]]` in wrangler.toml declares them (a test keeps the
@@ -14,57 +14,63 @@ import { type GenerationRecord, insertRecords, writeOne } from "./insert";
  */
 export const RECORDS_QUEUE = {
   queue: "gateway-generations",
-  maxBatchSize: 100,
+  maxBatchSize: 10,
   maxBatchTimeoutSeconds: 1,
   maxRetries: 10,
   retryDelaySeconds: 10,
   deadLetterQueue: "gateway-generations-dlq",
 } as const;
 
-const idOf = (m: Message<GenerationRecord>) => (typeof m.body?.id === "string" ? m.body.id : null);
+/** A message's records (a packed message's list, or the one record of an older producer's message). */
+const recordsOf = (m: Message<RecordsMessage>): GenerationRecord[] =>
+  Array.isArray(m.body) ? m.body : m.body ? [m.body] : [];
+const idsOf = (m: Message<RecordsMessage>) =>
+  recordsOf(m).map((r) => (typeof r?.id === "string" ? r.id : null));
 
 /**
- * One batch: all records in one D1 batch (a transaction); if it fails, each record on its own, so
- * one record that cannot be written holds back only itself. A record is acked once it is in D1 and
- * its ledger was told; otherwise retried (RECORDS_QUEUE.retryDelaySeconds later), and after the last
- * attempt the queue moves it to the dead-letter queue, logged here by generation id. Writing and
- * telling are both idempotent, so a redelivered batch lands once and charges nothing twice. Also
- * accepts batches of the dead-letter queue, so attaching it as a consumer replays them.
+ * One batch: all its messages' records in one D1 batch (a transaction); if it fails, each record on
+ * its own, so one record that cannot be written holds back only its message. A message is acked once
+ * all its records are in D1 and their ledgers were told; otherwise retried whole
+ * (RECORDS_QUEUE.retryDelaySeconds later), and after the last attempt the queue moves it to the
+ * dead-letter queue, logged here by generation ids. Writing and telling are both idempotent, so a
+ * redelivered message lands once and charges nothing twice. Also accepts batches of the dead-letter
+ * queue, so attaching it as a consumer replays them.
  */
-export async function consumeRecords(batch: MessageBatch<GenerationRecord>, env: Bindings): Promise<void> {
-  const failed = new Set<Message<GenerationRecord>>();
+export async function consumeRecords(batch: MessageBatch<RecordsMessage>, env: Bindings): Promise<void> {
+  const failed = new Set<Message<RecordsMessage>>();
+  const entries = batch.messages.flatMap((m) => recordsOf(m).map((record) => ({ m, record })));
   try {
     await env.DB.batch(
       insertRecords(
         env.DB,
-        batch.messages.map((m) => m.body),
+        entries.map((e) => e.record),
       ),
     );
   } catch {
-    for (const m of batch.messages) {
-      if (!(await writeOne(env.DB, m.body, "generation record: queued write failed; retrying")))
+    for (const { m, record } of entries) {
+      if (!(await writeOne(env.DB, record, "generation record: queued write failed; retrying")))
         failed.add(m);
     }
   }
 
-  const byAccount = new Map<string, Array<Message<GenerationRecord>>>();
-  for (const m of batch.messages) {
-    if (failed.has(m)) continue;
-    const list = byAccount.get(m.body.accountId) ?? [];
-    list.push(m);
-    byAccount.set(m.body.accountId, list);
+  const byAccount = new Map<string, Array<{ m: Message<RecordsMessage>; record: GenerationRecord }>>();
+  for (const e of entries) {
+    if (failed.has(e.m)) continue;
+    const list = byAccount.get(e.record.accountId) ?? [];
+    list.push(e);
+    byAccount.set(e.record.accountId, list);
   }
   await Promise.all(
-    [...byAccount].map(async ([accountId, messages]) => {
+    [...byAccount].map(async ([accountId, list]) => {
       try {
-        await ledgerFor(env, accountId).recorded(messages.map((m) => noteOf(m.body)));
+        await ledgerFor(env, accountId).recorded(list.map((e) => noteOf(e.record)));
       } catch (err) {
         log("error", {
           message: "generation records: telling the ledger failed; retrying",
-          generation_ids: messages.map(idOf),
+          generation_ids: list.map((e) => e.record.id),
           error: errorText(err),
         });
-        for (const m of messages) failed.add(m);
+        for (const e of list) failed.add(e.m);
       }
     }),
   );
@@ -76,8 +82,8 @@ export async function consumeRecords(batch: MessageBatch<GenerationRecord>, env:
     }
     if (m.attempts > RECORDS_QUEUE.maxRetries && batch.queue !== RECORDS_QUEUE.deadLetterQueue) {
       log("error", {
-        message: "generation record dead-lettered after its last attempt",
-        generation_id: idOf(m),
+        message: "generation records dead-lettered after their last attempt",
+        generation_ids: idsOf(m),
         attempts: m.attempts,
         queue: RECORDS_QUEUE.deadLetterQueue,
       });

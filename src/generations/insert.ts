@@ -9,6 +9,12 @@ import { errorText, log } from "../lib/log";
 export type GenerationRecord = typeof tables.generations.$inferInsert;
 
 /**
+ * One GENERATIONS queue message: the records one isolate sent together (record.ts packs them). A
+ * message holding a single record object, as producers before the packing sent, is read as one.
+ */
+export type RecordsMessage = GenerationRecord[] | GenerationRecord;
+
+/**
  * Records are inserted with prepared statements built once from the table's columns: Drizzle's query
  * builder cost more CPU per record than everything else on the request path (the bench's profile).
  * Values go through each column's own driver mapping (JSON, booleans), so the table stays the one

@@ -6,7 +6,7 @@
 import { type Reservation, settleInBackground } from "../billing/admission";
 import type { Bindings } from "../env";
 import { errorText, log } from "../lib/log";
-import { type GenerationRecord, insertRecords, writeOne } from "./insert";
+import { type GenerationRecord, insertRecords, type RecordsMessage, writeOne } from "./insert";
 
 export { type GenerationRecord, insertRecord, insertRecords } from "./insert";
 
@@ -17,16 +17,19 @@ export interface WaitUntil {
 
 /** How long a record waits in the isolate for others to share its send (or D1 call). */
 export const RECORD_COALESCE_MS = 20;
-/** At most this many records go in one send (Queues' sendBatch limit) or one D1 call. */
+/** At most this many records go in one send or one D1 call (and in one queue message). */
 const MAX_RECORDS = 100;
 /** Bytes of records per sendBatch, under Queues' 256 KB per batch. */
 const MAX_SEND_BYTES = 200 * 1024;
-/** A record larger than this goes straight to D1 (Queues' 128 KB per message, with room for framing). */
+/**
+ * Bytes of records per queue message (Queues' 128 KB per message, with room for framing); a record
+ * larger than this goes straight to D1.
+ */
 const MAX_MESSAGE_BYTES = 100 * 1024;
 const MAX_POLL_MS = 16;
 
 /** Where this isolate's records go: the queue, or D1 when there is none (see `sinkOf`). */
-type Sink = { queue: Queue<GenerationRecord>; d1: D1Database } | { queue?: undefined; d1: D1Database };
+type Sink = { queue: Queue<RecordsMessage>; d1: D1Database } | { queue?: undefined; d1: D1Database };
 
 /** Records waiting in this isolate, with where each goes (keyed by the binding that carries it). */
 const pending: Array<{ via: object; sink: Sink; record: GenerationRecord; bytes: number }> = [];
@@ -75,6 +78,7 @@ export async function writeRecord(sink: Sink, record: GenerationRecord): Promise
 /** Sends up to MAX_RECORDS waiting records bound for `via` in one call, and notes each one's outcome. */
 async function sendBatch(via: object): Promise<void> {
   const mine: GenerationRecord[] = [];
+  const sizes: number[] = [];
   let sink: Sink | undefined;
   let bytes = 0;
   for (let i = 0; i < pending.length && mine.length < MAX_RECORDS; ) {
@@ -85,13 +89,15 @@ async function sendBatch(via: object): Promise<void> {
     }
     pending.splice(i, 1);
     mine.push(p.record);
+    sizes.push(p.bytes);
     sink = p.sink;
     bytes += p.bytes;
   }
   if (!sink) return;
   let outcome: "ok" | "failed" = "ok";
   try {
-    if (sink.queue) await sink.queue.sendBatch(mine.map((body) => ({ body, contentType: "json" })));
+    if (sink.queue)
+      await sink.queue.sendBatch(packed(mine, sizes).map((body) => ({ body, contentType: "json" })));
     else await sink.d1.batch(insertRecords(sink.d1, mine));
   } catch (err) {
     outcome = "failed";
@@ -104,6 +110,28 @@ async function sendBatch(via: object): Promise<void> {
     }
   }
   for (const r of mine) written.set(r.id, outcome);
+}
+
+/**
+ * Records in as few messages as the message size allows: Queues bills and delivers per message, and
+ * a message per record made the queue's own work (local and billed) grow with traffic ten times over.
+ */
+function packed(records: GenerationRecord[], sizes: number[]): RecordsMessage[] {
+  const messages: RecordsMessage[] = [];
+  let message: GenerationRecord[] = [];
+  let bytes = 0;
+  for (const [i, r] of records.entries()) {
+    const size = sizes[i]!;
+    if (message.length > 0 && bytes + size > MAX_MESSAGE_BYTES) {
+      messages.push(message);
+      message = [];
+      bytes = 0;
+    }
+    message.push(r);
+    bytes += size + 1;
+  }
+  if (message.length > 0) messages.push(message);
+  return messages;
 }
 
 /**

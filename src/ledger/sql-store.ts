@@ -21,6 +21,11 @@ interface HotRows {
 export class SqlLedgerStore implements LedgerStore {
   private readonly sql: SqlStorage;
   private hot: HotRows | null = null;
+  /**
+   * The account row as last written or read: every admission reads it, and this object is its only
+   * writer, so the SELECT is made once. Forgotten when a transaction fails (its write rolled back).
+   */
+  private accountRow: AccountState | null = null;
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
@@ -34,16 +39,21 @@ export class SqlLedgerStore implements LedgerStore {
    */
   transaction<T>(fn: () => T): T {
     if (this.hot) return fn();
-    return this.storage.transactionSync(() => {
-      this.hot = { meters: new Map() };
-      try {
-        const out = fn();
-        this.writeHotRows(this.hot);
-        return out;
-      } finally {
-        this.hot = null;
-      }
-    });
+    try {
+      return this.storage.transactionSync(() => {
+        this.hot = { meters: new Map() };
+        try {
+          const out = fn();
+          this.writeHotRows(this.hot);
+          return out;
+        } finally {
+          this.hot = null;
+        }
+      });
+    } catch (err) {
+      this.accountRow = null;
+      throw err;
+    }
   }
 
   private writeHotRows(hot: HotRows): void {
@@ -67,14 +77,18 @@ export class SqlLedgerStore implements LedgerStore {
 
   account(): AccountState {
     if (this.hot?.account) return { ...this.hot.account };
-    const r = this.first("SELECT purchased, purchased_read_at, spent, reserved FROM account WHERE id = 1");
-    if (!r) return { purchased: 0, purchasedReadAt: 0, spent: 0, reserved: 0 };
-    return {
-      purchased: num(r.purchased),
-      purchasedReadAt: num(r.purchased_read_at),
-      spent: num(r.spent),
-      reserved: num(r.reserved),
-    };
+    if (!this.accountRow) {
+      const r = this.first("SELECT purchased, purchased_read_at, spent, reserved FROM account WHERE id = 1");
+      this.accountRow = r
+        ? {
+            purchased: num(r.purchased),
+            purchasedReadAt: num(r.purchased_read_at),
+            spent: num(r.spent),
+            reserved: num(r.reserved),
+          }
+        : { purchased: 0, purchasedReadAt: 0, spent: 0, reserved: 0 };
+    }
+    return { ...this.accountRow };
   }
 
   putAccount(a: AccountState): void {
@@ -83,6 +97,7 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   private writeAccount(a: AccountState): void {
+    this.accountRow = null;
     this.sql.exec(
       "INSERT OR REPLACE INTO account (id, purchased, purchased_read_at, spent, reserved) VALUES (1, ?, ?, ?, ?)",
       a.purchased,
@@ -90,6 +105,7 @@ export class SqlLedgerStore implements LedgerStore {
       a.spent,
       a.reserved,
     );
+    this.accountRow = { ...a };
   }
 
   meter(scope: string, bucket: Bucket): Meter | undefined {

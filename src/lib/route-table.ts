@@ -5,8 +5,13 @@ interface Entry {
   pattern: RegExp;
 }
 
+/** Paths remembered with their methods; past this many the memory starts over (ids make paths unbounded). */
+const REMEMBERED_PATHS = 512;
+
 export class RouteTable {
   private entries: Entry[] | null = null;
+  /** The answer per path: the same few inference paths take most traffic, and the scan tests every route. */
+  private readonly known = new Map<string, readonly string[]>();
 
   constructor(private readonly source: () => ReadonlyArray<{ method: string; path: string }>) {}
 
@@ -28,13 +33,18 @@ export class RouteTable {
   }
 
   /** The methods served at this path; empty when the path is unknown. */
-  methodsFor(path: string): string[] {
+  methodsFor(path: string): readonly string[] {
+    const known = this.known.get(path);
+    if (known) return known;
+    if (this.known.size >= REMEMBERED_PATHS) this.known.clear();
     const methods = new Set(
       this.table()
         .filter((e) => e.pattern.test(path))
         .map((e) => e.method),
     );
     if (methods.has("GET")) methods.add("HEAD");
-    return [...methods];
+    const found = [...methods];
+    this.known.set(path, found);
+    return found;
   }
 }

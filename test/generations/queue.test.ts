@@ -17,7 +17,7 @@ import { dropIsolateState, ledgerFor } from "../../src/billing/ledger-client";
 import { getDb, tables } from "../../src/db/client";
 import type { Bindings } from "../../src/env";
 import { RECORDS_QUEUE } from "../../src/generations/consumer";
-import type { GenerationRecord } from "../../src/generations/insert";
+import type { GenerationRecord, RecordsMessage } from "../../src/generations/insert";
 import worker from "../../src/index";
 import { UNCLAIMED_BLOCK_MS } from "../../src/ledger/blocks";
 import { LEASE_MS } from "../../src/ledger/core";
@@ -54,6 +54,21 @@ async function deliver(records: GenerationRecord[], attempts = 1, queue: string 
   return {
     acked: result.explicitAcks.map((id) => id.slice(4)).sort(),
     retried: result.retryMessages.map((m) => m.msgId.slice(4)).sort(),
+  };
+}
+
+/** Delivers packed messages (each a list of records, as producers send them); acked and retried by message index. */
+async function deliverPacked(messages: GenerationRecord[][], attempts = 1) {
+  const batch = createMessageBatch<RecordsMessage>(
+    RECORDS_QUEUE.queue,
+    messages.map((body, i) => ({ id: `msg-${i}`, timestamp: new Date(), attempts, body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env);
+  const result = await getQueueResult(batch, ctx);
+  return {
+    acked: result.explicitAcks.map((id) => Number(id.slice(4))).sort(),
+    retried: result.retryMessages.map((m) => Number(m.msgId.slice(4))).sort(),
   };
 }
 
@@ -114,6 +129,68 @@ describe("the consumer", () => {
     expect(stored.map((r) => r.id).sort()).toEqual([...ids].sort());
   });
 
+  it("writes packed messages once each; a message with a record D1 refuses is retried whole, and lands once", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const ledger = ledgerFor(env, acct.accountId);
+    const messages = [0, 1, 2].map((m) =>
+      Array.from({ length: 4 }, (_, i) => record(acct, { costMicros: 1_000 * (m + 1) + i })),
+    );
+    const all = messages.flat();
+    // Reserved, then reclaimed before any record landed: each record the consumer reports is late news.
+    const admitted = await ledger.admit(
+      acct.accountId,
+      all.map((r) => ({
+        generationId: r.id,
+        keyHash: acct.apiKeyHash,
+        cap: null,
+        budgets: [],
+        worstCaseMicros: 10_000,
+        byok: false,
+        freeModel: false,
+      })),
+    );
+    expect(admitted.outcomes.every((o) => o.ok)).toBe(true);
+    await runInDurableObject(ledger, (instance) => {
+      instance.clock = () => Date.now() + LEASE_MS + 1_000;
+    });
+    expect(await runDurableObjectAlarm(ledger)).toBe(true);
+
+    const poisoned = messages[1]![2]!.id;
+    const trigger = `fail_${crypto.randomUUID().replaceAll("-", "")}`;
+    await env.DB.exec(
+      `CREATE TRIGGER ${trigger} BEFORE INSERT ON generations WHEN NEW.id = '${poisoned}' BEGIN SELECT RAISE(ABORT, 'injected D1 failure'); END`,
+    );
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      expect(await deliverPacked(messages)).toEqual({ acked: [0, 2], retried: [1] });
+      const last = await deliverPacked([messages[1]!], RECORDS_QUEUE.maxRetries + 1);
+      expect(last.retried).toEqual([0]);
+      const logged = errors.mock.calls.map((c) => String(c[0]));
+      expect(logged.some((l) => l.includes("dead-lettered") && l.includes(poisoned))).toBe(true);
+    } finally {
+      await env.DB.exec(`DROP TRIGGER ${trigger}`);
+    }
+    // The other messages' records landed and were charged; the retried message's other records landed
+    // but were not reported to the ledger until its message is acked.
+    const landed = (await rows(all.map((r) => r.id))).map((r) => r.id).sort();
+    expect(landed).toEqual(
+      all
+        .filter((r) => r.id !== poisoned)
+        .map((r) => r.id)
+        .sort(),
+    );
+    const sum = (rs: GenerationRecord[]) => rs.reduce((n, r) => n + (r.costMicros ?? 0), 0);
+    const partly = await ledger.status(acct.accountId, [acct.apiKeyHash]);
+    expect(partly.account.spent).toBe(sum(messages[0]!) + sum(messages[2]!));
+
+    // Redelivered (the retried message, then everything again): every record once, charged once.
+    expect(await deliverPacked([messages[1]!], 2)).toEqual({ acked: [0], retried: [] });
+    expect(await deliverPacked(messages, 2)).toEqual({ acked: [0, 1, 2], retried: [] });
+    expect((await rows(all.map((r) => r.id))).map((r) => r.id).sort()).toEqual(all.map((r) => r.id).sort());
+    const after = await ledger.status(acct.accountId, [acct.apiKeyHash]);
+    expect(after.account).toMatchObject({ spent: sum(all), reserved: 0 });
+  });
+
   it("replays batches of the dead-letter queue the same way", async () => {
     const acct = await createAccount();
     const r = record(acct);
@@ -122,18 +199,21 @@ describe("the consumer", () => {
   });
 });
 
-/** A queue that keeps what is sent to it, as the real one does until its consumer runs. */
+/** A queue that keeps what is sent to it, as the real one does until its consumer runs: its records, and its messages. */
 function holdingQueue() {
   const held: GenerationRecord[] = [];
+  const messages: RecordsMessage[] = [];
+  const keep = (body: RecordsMessage) => {
+    messages.push(structuredClone(body));
+    held.push(...(Array.isArray(body) ? body : [body]).map((r) => structuredClone(r)));
+  };
   const queue = {
-    send: async (body: GenerationRecord) => {
-      held.push(structuredClone(body));
-    },
-    sendBatch: async (messages: Iterable<MessageSendRequest<GenerationRecord>>) => {
-      for (const m of messages) held.push(structuredClone(m.body));
+    send: async (body: RecordsMessage) => keep(body),
+    sendBatch: async (sent: Iterable<MessageSendRequest<RecordsMessage>>) => {
+      for (const m of sent) keep(m.body);
     },
   };
-  return { held, queue: queue as unknown as Queue<GenerationRecord> };
+  return { held, messages, queue: queue as unknown as Queue<RecordsMessage> };
 }
 
 async function embed(acct: TestAccount, appEnv: Bindings, n: number) {
@@ -166,7 +246,7 @@ describe("a record still queued when its reservation is reclaimed", () => {
     const acct = await createAccount({ creditsUsd: 5 });
     // The isolate's reports never reach the ledger and its records wait in the queue; then it dies.
     const counted = countingEnv((method) => method === "settleAndReport");
-    const { held, queue } = holdingQueue();
+    const { held, messages, queue } = holdingQueue();
     const reported = await embed(
       acct,
       { ...counted.env, GENERATION_RECORDS: undefined, GENERATIONS: queue },
@@ -174,6 +254,9 @@ describe("a record still queued when its reservation is reclaimed", () => {
     );
     dropIsolateState();
     expect(held).toHaveLength(24);
+    // Made together, the records went out packed: fewer messages than records, each a list.
+    expect(messages.length).toBeLessThan(24);
+    expect(messages.every((m) => Array.isArray(m) && m.length > 0)).toBe(true);
     expect(held.filter((r) => r.blockId != null).length).toBeGreaterThan(0);
     expect(await rows(held.map((r) => r.id))).toHaveLength(0);
 

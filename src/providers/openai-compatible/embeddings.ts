@@ -4,11 +4,18 @@ import { UpstreamError, upstreamErrorFromResponse } from "../errors";
 import type { CallContext, EmbeddingsRequest, EmbeddingsResult } from "../types";
 import type { OpenAiCompatibleOptions } from "./options";
 
+/** A vector of finite numbers: one plain loop, where a per-element schema costs a parse per float. */
+const isVector = (v: unknown): v is number[] => {
+  if (!Array.isArray(v)) return false;
+  for (const x of v) if (typeof x !== "number" || !Number.isFinite(x)) return false;
+  return true;
+};
+
 const AnswerSchema = z.object({
   data: z.array(
     z.object({
       index: z.int().min(0).optional(),
-      embedding: z.union([z.array(z.number()), z.string()]),
+      embedding: z.custom<number[] | string>((v) => typeof v === "string" || isVector(v)),
     }),
   ),
   usage: z
