@@ -61,7 +61,7 @@ export function targetText(target = {}) {
   if (target.addedTtfbP50Ms != null) parts.push(`TTFB p50 <= +${target.addedTtfbP50Ms} ms`);
   if (target.addedPerChunkP50Ms != null) parts.push(`per chunk p50 <= +${target.addedPerChunkP50Ms} ms`);
   if (target.completionRatio != null) parts.push(`<= ${target.completionRatio}x`);
-  return parts.join(", ");
+  return parts.length > 0 ? parts.join(", ") : "none (a reference)";
 }
 
 /** The timing table: one line per scenario (markdown, so it can go into the README as it is). */

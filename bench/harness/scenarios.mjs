@@ -189,6 +189,21 @@ export const SCENARIOS = [
     target: { ratio: 0.8, addedTtfbP50Ms: 1, addedPerChunkP50Ms: 0.05 },
   },
   {
+    // No gateway: the floor any gateway reading the stream in JavaScript stands on. Its "gateway" arm is
+    // the passthrough Worker relaying the chat stream chunk by chunk through JavaScript (see
+    // passthrough-worker.js), against the same Worker piping it natively. Timing mode only.
+    id: "chat-stream-js-relay-c32",
+    title: "reference, no gateway: a JavaScript relay of the chat stream, 32 concurrent",
+    figure: "stream",
+    concurrency: 32,
+    reference: true,
+    gateway: { path: "/relay/v1/chat/completions", body: chatPassthrough.body, via: "passthrough" },
+    passthrough: chatPassthrough,
+    chunks: CHAT.chunks,
+    status: 200,
+    target: {},
+  },
+  {
     id: "responses-stream-c32",
     title: "responses, streamed, 32 concurrent (passthrough: chat completions)",
     figure: "stream",

@@ -275,7 +275,7 @@ export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
 }
 
 /** Frames written and not yet read by the client before the answer stops reading its upstream. */
-const FRAMES_IN_FLIGHT = 16;
+export const FRAMES_IN_FLIGHT = 16;
 
 /** Where the answer's frames go: the writable side of the response body's native byte pipe. */
 interface FrameSink {
@@ -307,17 +307,15 @@ export function sseAnswer(
     settle = resolve;
   });
   let finished = false;
-  const ticker = new Ticker();
+  let watch: ReturnType<typeof setInterval> | null = null;
   const finish = (status: Final["status"], error: string | null) => {
     if (finished) return;
     finished = true;
-    ticker.stop();
+    clearInterval(watch);
     settle(finalOf(folded, meta, status, error));
   };
-  let pending: Promise<IteratorResult<ChatChunk>> | null = null;
   let lastEventAt = Date.now();
   const startedAt = Date.now();
-  let sentFirst = false;
 
   /** Whether the chunk wrote anything (a chunk a format has no frame for is folded all the same). */
   const emitChunk = (sink: FrameSink, chunk: ChatChunk) => {
@@ -333,6 +331,7 @@ export function sseAnswer(
     finish("completed", folded.usage ? null : "the provider's stream ended without usage; usage estimated");
   };
   const fail = (sink: FrameSink, err: unknown) => {
+    if (over) return;
     opened.abort.abort(err);
     const error = streamError(err);
     send(sink, format.fail(error, folded));
@@ -341,34 +340,16 @@ export function sseAnswer(
     finish("failed", `${error.code}: ${error.message}`);
   };
 
-  /** Reads and writes the next upstream event (or a keep-alive, or the end). */
+  /** Reads and writes the next upstream event, or the end. */
   const step = async (sink: FrameSink): Promise<void> => {
-    if (!sentFirst) {
-      sentFirst = true;
-      if (opened.first.done) return end(sink);
-      emitChunk(sink, opened.first.value);
-      return;
-    }
-    pending ??= opened.iterator.next();
-    let next: IteratorResult<ChatChunk> | "tick";
+    let next: IteratorResult<ChatChunk>;
     try {
-      next = await Promise.race([pending, ticker.next()]);
+      next = await opened.iterator.next();
     } catch (err) {
-      pending = null;
       return fail(sink, err);
     }
-    if (next === "tick") {
-      if (pastDeadline(Date.now(), lastEventAt, startedAt)) {
-        pending.catch(() => {});
-        return fail(
-          sink,
-          new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" }),
-        );
-      }
-      send(sink, format.keepalive);
-      return;
-    }
-    pending = null;
+    // The watch may have ended the answer meanwhile (a deadline): the late event is dropped.
+    if (over) return;
     lastEventAt = Date.now();
     if (next.done) return end(sink);
     emitChunk(sink, next.value);
@@ -386,17 +367,47 @@ export function sseAnswer(
     finish("cancelled", "client disconnected");
   };
   writer.closed.catch(leave);
+  // A write completes when the client has taken its bytes: frames written and not yet taken are counted,
+  // and the loop waits for the client once there are FRAMES_IN_FLIGHT of them.
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+  const taken = () => {
+    inFlight--;
+    if (drained && inFlight < FRAMES_IN_FLIGHT / 2) {
+      drained();
+      drained = null;
+    }
+  };
   const sink: FrameSink = {
     // A write that fails means the client left: `closed` rejects too, and says so once.
-    enqueue: (bytes) => void writer.write(bytes).catch(() => {}),
+    enqueue: (bytes) => {
+      inFlight++;
+      writer.write(bytes).then(taken, taken);
+    },
     close: () => void writer.close().catch(() => {}),
   };
+  // One timer for the whole answer (not a race against one per event): every KEEPALIVE_MS it sends a
+  // keep-alive if the upstream was silent since the last, and ends the answer past a deadline, with
+  // the upstream aborted, whatever the read in flight does.
+  watch = setInterval(() => {
+    if (over || left) return;
+    const now = Date.now();
+    if (pastDeadline(now, lastEventAt, startedAt)) {
+      fail(sink, new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" }));
+    } else if (now - lastEventAt >= KEEPALIVE_MS) send(sink, format.keepalive);
+  }, KEEPALIVE_MS);
   const pump = async () => {
     send(sink, format.open());
+    if (opened.first.done) return end(sink);
+    emitChunk(sink, opened.first.value);
     while (!over && !left) {
-      // Frames the client has not read yet wait in the pipe's queue: past a few, read upstream no
-      // further until it drained (waiting on every frame would wake the isolate twice per event).
-      if ((writer.desiredSize ?? 0) < -FRAMES_IN_FLIGHT) await writer.ready.catch(() => {});
+      // Past a few frames the client has not taken, read upstream no further until it took half of
+      // them (waiting on every frame would wake the isolate twice per event).
+      if (inFlight >= FRAMES_IN_FLIGHT) {
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+        });
+      }
       if (left) break;
       await step(sink);
     }

@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   type ChatMeta,
+  FRAMES_IN_FLIGHT,
   jsonAnswer,
   KEEPALIVE_MS,
   type OpenedChat,
@@ -123,6 +124,32 @@ describe("SSE answer clocks", () => {
     expect(final.status).toBe("failed");
     // "first" was produced before the cut: the stream is charged for it (no zero-completion insurance).
     expect(final.costMicros).toBeGreaterThan(0);
+  });
+
+  it("reads the upstream only a few events ahead of a client that does not read", async () => {
+    const up = upstream();
+    let reads = 0;
+    const next = up.opened.iterator.next.bind(up.opened.iterator);
+    up.opened.iterator.next = () => {
+      reads++;
+      return next();
+    };
+    for (let i = 0; i < 200; i++) up.push(`event ${i} `);
+    up.end();
+    const answer = sseAnswer(up.opened, meta);
+    await vi.advanceTimersByTimeAsync(100);
+    // Nothing was read by the client: the answer stopped reading its upstream after a few frames.
+    expect(reads).toBeGreaterThan(0);
+    expect(reads).toBeLessThanOrEqual(FRAMES_IN_FLIGHT + 4);
+    // The client reads everything: the rest is read and written, in order, to the end.
+    const out = reader(answer.response);
+    await vi.advanceTimersByTimeAsync(100);
+    await out.pump;
+    expect(reads).toBe(201);
+    const text = out.text();
+    expect(text.indexOf('"content":"event 199 "')).toBeGreaterThan(text.indexOf('"content":"event 0 "'));
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    expect((await answer.done).status).toBe("completed");
   });
 
   it("cuts an answer at the total deadline even while events keep coming", async () => {
