@@ -299,7 +299,6 @@ export function sseAnswer(
   const encoder = new TextEncoder();
   const send = (sink: FrameSink, frames: string) => {
     if (frames) sink.enqueue(encoder.encode(frames));
-    return frames !== "";
   };
   const folded = new Folded();
   let settle!: (final: Final) => void;
@@ -317,10 +316,10 @@ export function sseAnswer(
   let lastEventAt = Date.now();
   const startedAt = Date.now();
 
-  /** Whether the chunk wrote anything (a chunk a format has no frame for is folded all the same). */
+  /** Folds the chunk and writes its frames (a chunk a format has no frame for is folded all the same). */
   const emitChunk = (sink: FrameSink, chunk: ChatChunk) => {
     folded.add(chunk);
-    return send(sink, format.chunk(chunk, folded));
+    send(sink, format.chunk(chunk, folded));
   };
   let over = false;
   const end = (sink: FrameSink) => {

@@ -72,6 +72,28 @@ async function deliverPacked(messages: GenerationRecord[][], attempts = 1) {
   };
 }
 
+/** Each record's request admitted by the ledger (10,000 micro-USD worst case), then its lease ended and reclaimed. */
+async function reserveThenReclaim(acct: TestAccount, records: GenerationRecord[]) {
+  const ledger = ledgerFor(env, acct.accountId);
+  const admitted = await ledger.admit(
+    acct.accountId,
+    records.map((r) => ({
+      generationId: r.id,
+      keyHash: acct.apiKeyHash,
+      cap: null,
+      budgets: [],
+      worstCaseMicros: 10_000,
+      byok: false,
+      freeModel: false,
+    })),
+  );
+  expect(admitted.outcomes.every((o) => o.ok)).toBe(true);
+  await runInDurableObject(ledger, (instance) => {
+    instance.clock = () => Date.now() + LEASE_MS + 1_000;
+  });
+  expect(await runDurableObjectAlarm(ledger)).toBe(true);
+}
+
 async function rows(ids: string[]) {
   return getDb(env.DB).select().from(tables.generations).where(inArray(tables.generations.id, ids));
 }
@@ -137,23 +159,7 @@ describe("the consumer", () => {
     );
     const all = messages.flat();
     // Reserved, then reclaimed before any record landed: each record the consumer reports is late news.
-    const admitted = await ledger.admit(
-      acct.accountId,
-      all.map((r) => ({
-        generationId: r.id,
-        keyHash: acct.apiKeyHash,
-        cap: null,
-        budgets: [],
-        worstCaseMicros: 10_000,
-        byok: false,
-        freeModel: false,
-      })),
-    );
-    expect(admitted.outcomes.every((o) => o.ok)).toBe(true);
-    await runInDurableObject(ledger, (instance) => {
-      instance.clock = () => Date.now() + LEASE_MS + 1_000;
-    });
-    expect(await runDurableObjectAlarm(ledger)).toBe(true);
+    await reserveThenReclaim(acct, all);
 
     const poisoned = messages[1]![2]!.id;
     const trigger = `fail_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -284,22 +290,7 @@ describe("a record still queued when its reservation is reclaimed", () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const ledger = ledgerFor(env, acct.accountId);
     const r = record(acct, { costMicros: 4_321 });
-    const admitted = await ledger.admit(acct.accountId, [
-      {
-        generationId: r.id,
-        keyHash: acct.apiKeyHash,
-        cap: null,
-        budgets: [],
-        worstCaseMicros: 10_000,
-        byok: false,
-        freeModel: false,
-      },
-    ]);
-    expect(admitted.outcomes[0]).toMatchObject({ ok: true });
-    await runInDurableObject(ledger, (instance) => {
-      instance.clock = () => Date.now() + LEASE_MS + 1_000;
-    });
-    expect(await runDurableObjectAlarm(ledger)).toBe(true);
+    await reserveThenReclaim(acct, [r]);
     const reclaimed = await ledger.status(acct.accountId, [acct.apiKeyHash]);
     expect(reclaimed.account).toMatchObject({ spent: 0, reserved: 0 });
 
