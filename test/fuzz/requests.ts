@@ -284,8 +284,26 @@ function body(op: Operation, ctx: SchemaContext): fc.Arbitrary<BodyCase | undefi
   );
 }
 
-const mentioned = (fx: Fixture, text: string) =>
-  (["a", "b"] as const).filter((tag) => fx[tag].ids.some((id) => text.includes(id)));
+/**
+ * The accounts whose resources `text` names. A preset the case itself creates is the caller's own:
+ * `POST /presets/x/responses` whose body names `@preset/x` names the preset it makes, in its account.
+ */
+const mentioned = (fx: Fixture, text: string, created: string | null) =>
+  (["a", "b"] as const).filter((tag) =>
+    fx[tag].ids.some((id) => id !== `@preset/${created}` && text.includes(id)),
+  );
+
+/** The preset slug a creating operation's path names (decoded), or null. */
+function createdSlug(op: Operation, pathParams: Parameter[], params: PathValue[]): string | null {
+  if (!CREATES_BY_NAME.has(`${op.method} ${op.path}`)) return null;
+  const i = pathParams.findIndex((p) => p.name === "slug");
+  if (i < 0) return null;
+  try {
+    return decodeURIComponent(params[i]!.segment);
+  } catch {
+    return null;
+  }
+}
 
 const OTHER_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
@@ -335,7 +353,9 @@ export function requestArbitrary(
         target: params.find((p) => p.target)?.target ?? query.target,
         // Only the operation's own method reads this body: a DELETE sent with a PATCH body ignores it.
         mentions:
-          sendsBody && method === op.method && typeof body.body === "string" ? mentioned(fx, body.body) : [],
+          sendsBody && method === op.method && typeof body.body === "string"
+            ? mentioned(fx, body.body, createdSlug(op, pathParams, params))
+            : [],
         region,
       };
     });
