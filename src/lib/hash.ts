@@ -2,9 +2,17 @@
 
 const encoder = new TextEncoder();
 
+/** "00".."ff", so hex needs one lookup per byte (every request hashes its key). */
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+function hexOf(bytes: Uint8Array): string {
+  let out = "";
+  for (const b of bytes) out += HEX[b];
+  return out;
+}
+
 export async function sha256Hex(input: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(input));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hexOf(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(input))));
 }
 
 /** Compares two strings in time independent of where they differ. */
@@ -20,6 +28,5 @@ export function timingSafeEqual(a: string, b: string): boolean {
 }
 
 export function randomHex(bytes: number): string {
-  const buf = crypto.getRandomValues(new Uint8Array(bytes));
-  return [...buf].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hexOf(crypto.getRandomValues(new Uint8Array(bytes)));
 }
