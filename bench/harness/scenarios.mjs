@@ -163,6 +163,18 @@ export const SCENARIOS = [
     target: { addedP50Ms: 0.3, addedP99Ms: 1.5 },
   },
   {
+    // The same floor as embeddings-json-relay-8d, one request at a time: the added latency of reading.
+    id: "latency-json-relay-c1",
+    title: "reference, no gateway: a JSON relay of 8-dim embeddings, concurrency 1",
+    figure: "latency",
+    concurrency: 1,
+    reference: true,
+    gateway: { path: "/json/d8/v1/embeddings", body: embeddings(8).passthrough.body, via: "passthrough" },
+    passthrough: embeddings(8).passthrough,
+    status: 200,
+    target: {},
+  },
+  {
     id: "invalid-key",
     title: "invalid key -> 401, 32 concurrent (passthrough: 8-dim embeddings)",
     figure: "throughput",
