@@ -4,7 +4,8 @@
 // bench/results/<date>.json. Flags:
 //   --count            counting mode: D1 queries, Durable Object calls, upstream calls and waitUntils per request
 //   --profile          CPU profile of every isolate while each arm runs, the gateway's by source file
-//   --memory           workerd's resident memory before and after 10k gateway requests (after a warm-up)
+//   --memory           workerd's resident memory, and the gateway isolate's V8 heap after a full collection,
+//                      before and after 10k gateway requests (after a warm-up)
 //   --quick            CI's keep-alive: timing and counting in one short pass (~1 min); figures mean little;
 //                      results go to the temp directory, not bench/results
 //   --rounds N, --seconds S, --only id,id   override the profile's rounds / seconds per phase; pick scenarios
@@ -176,7 +177,7 @@ try {
     persistDir: join(work, "state"),
     providerSlug: BENCH_PROVIDER,
     providerKey: BENCH_PROVIDER_KEY,
-    inspect: modes.includes("profile"),
+    inspect: modes.includes("profile") || modes.includes("memory"),
   });
   cleanup.push(() => workers.mf.dispose());
   const gatewayUrl = workers.urls.gateway ?? workers.urls.counting;
@@ -247,7 +248,7 @@ try {
           : mode === "profile"
             ? await profiling({ ...args, inspector: workers.inspector, bundles: { gateway: gatewayBundle } })
             : mode === "memory"
-              ? await memory(args)
+              ? await memory({ ...args, inspector: workers.inspector })
               : await timing(args);
       log(`${mode} ${s.id}: ${seconds(t)} s`);
       results.push({ ...base, ...(mode === "timing" ? { target: s.target } : {}), ...measured });

@@ -4,7 +4,13 @@
 import { execFileSync, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { inspectorTargets, profileWhile, summarizeProfile, writeProfile } from "./profile.mjs";
+import {
+  collectedHeapMb,
+  inspectorTargets,
+  profileWhile,
+  summarizeProfile,
+  writeProfile,
+} from "./profile.mjs";
 import { figuresOf, perRequest } from "./report.mjs";
 
 /** The load process: one fork for the whole run, phases sent over IPC, one at a time. */
@@ -169,21 +175,33 @@ function workerdRssMb() {
 /**
  * Memory growth of workerd over `memoryRequests` gateway requests after a warm-up (issue 11's target:
  * <= 5 MB over 10k). RSS is read once background work has had time to finish; the passthrough arm is
- * not loaded, so growth is the gateway's (and its simulators').
+ * not loaded, so growth is the gateway's (and its simulators'). Beside it, the gateway isolate's V8 heap
+ * after a full collection at each reading (through the inspector): what the gateway's JavaScript kept.
  */
-export async function memory({ scenario, arms, load, profile }) {
+export async function memory({ scenario, arms, load, profile, inspector }) {
   if (workerdPids().length === 0) return { skipped: "no workerd process found (pgrep -P)" };
+  const health = `${new URL(arms.gateway.url).origin}/health`;
+  const poke = () => fetch(health).then((r) => r.arrayBuffer());
   await load.run({ ...arms.gateway, amount: profile.memoryWarmup });
-  await new Promise((r) => setTimeout(r, profile.settleMs));
-  const before = workerdRssMb();
+  // The heap is read after a full collection, so its growth is what the gateway kept, not where V8's own
+  // collections happened to fall (RSS, without that, ranged -6..+91 MB over runs of one commit).
+  const settled = async () => {
+    await new Promise((r) => setTimeout(r, profile.settleMs));
+    const heap = await collectedHeapMb(inspector, "core:user:gateway", poke);
+    return { rss: workerdRssMb(), heap };
+  };
+  const before = await settled();
   const phase = await load.run({ ...arms.gateway, amount: profile.memoryRequests });
-  await new Promise((r) => setTimeout(r, profile.settleMs));
-  const after = workerdRssMb();
+  const after = await settled();
   void scenario;
+  const mb = (x) => Number(x.toFixed(1));
   return {
     requests: phase.responses,
-    rss_before_mb: Number(before.toFixed(1)),
-    rss_after_mb: Number(after.toFixed(1)),
-    growth_mb: Number((after - before).toFixed(1)),
+    rss_before_mb: mb(before.rss),
+    rss_after_mb: mb(after.rss),
+    growth_mb: mb(after.rss - before.rss),
+    heap_before_mb: mb(before.heap),
+    heap_after_mb: mb(after.heap),
+    heap_growth_mb: mb(after.heap - before.heap),
   };
 }

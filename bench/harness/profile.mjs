@@ -47,6 +47,33 @@ export async function inspectorTargets(inspectorUrl) {
   return (await res.json()).map((t) => t.id);
 }
 
+/**
+ * A full garbage collection in the `target` isolate, then the V8 heap it still uses (MB): what the isolate
+ * holds, apart from whenever V8 would have collected on its own. workerd answers an idle isolate's
+ * inspector only once the isolate runs again, so `poke` (a request to it) is repeated until it answered.
+ */
+export async function collectedHeapMb(inspectorUrl, target, poke) {
+  const cdp = devtools(`ws://${inspectorUrl.host}/${target}`);
+  let answered = false;
+  const heap = (async () => {
+    await cdp.opened;
+    await cdp.send("HeapProfiler.collectGarbage");
+    return (await cdp.send("Runtime.getHeapUsage")).usedSize;
+  })().finally(() => {
+    answered = true;
+  });
+  try {
+    for (let i = 0; !answered && i < 100; i++) {
+      await poke();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (!answered) throw new Error(`the inspector of ${target} did not answer`);
+    return (await heap) / (1024 * 1024);
+  } finally {
+    cdp.close();
+  }
+}
+
 /** Runs `work` with the sampling profiler on in every `target` isolate; returns their V8 CPU profiles. */
 export async function profileWhile(inspectorUrl, targets, work) {
   const sessions = targets.map((id) => ({ id, cdp: devtools(`ws://${inspectorUrl.host}/${id}`) }));

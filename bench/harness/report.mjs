@@ -130,16 +130,16 @@ export function countingTable(results) {
 /** Issue 11's memory target: growth of workerd's resident memory over the requests, after a warm-up. */
 export function memoryTable(results) {
   const lines = [
-    "| scenario | requests | workerd RSS before / after (MB) | growth | target |",
-    "|---|---|---|---|---|",
+    "| scenario | requests | workerd RSS before / after (MB) | growth | gateway isolate's V8 heap after a full GC, before / after (MB) | heap growth | target |",
+    "|---|---|---|---|---|---|---|",
   ];
   for (const r of results) {
     if (r.skipped) {
-      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | |`);
+      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | | | |`);
       continue;
     }
     lines.push(
-      `| ${r.title} | ${r.requests} | ${r.rss_before_mb} / ${r.rss_after_mb} | ${r.growth_mb} MB | <= 5 MB over 10k |`,
+      `| ${r.title} | ${r.requests} | ${r.rss_before_mb} / ${r.rss_after_mb} | ${r.growth_mb} MB | ${r.heap_before_mb ?? "-"} / ${r.heap_after_mb ?? "-"} | ${r.heap_growth_mb ?? "-"} MB | <= 5 MB over 10k |`,
     );
   }
   return lines.join("\n");
