@@ -50,7 +50,7 @@ const MODES = [
   {
     mode: "memory",
     heading: (m) =>
-      `Memory (\`--memory\`): workerd's resident memory over ${m.requests_per_scenario} gateway requests after ${m.warmup_requests} of warm-up`,
+      `Memory (\`--memory\`): workerd's resident memory, and the gateway isolate's V8 heap after a full collection, over ${m.requests_per_scenario} gateway requests after ${m.warmup_requests} of warm-up`,
     table: memoryTable,
   },
 ];
