@@ -92,10 +92,16 @@ const chatPassthrough = {
   body: { model: "bench-chat", stream: true, messages: [{ role: "user", content: TEXT }] },
 };
 
-const chatGateway = {
-  path: "/api/v1/chat/completions",
-  key: "valid",
-  body: { model: "bench/chat", stream: true, messages: [{ role: "user", content: TEXT }] },
+/** The chat stream through the gateway against the same stream from the mock, forwarded. */
+const chat = {
+  model: chatModel,
+  gateway: {
+    path: "/api/v1/chat/completions",
+    key: "valid",
+    body: { model: "bench/chat", stream: true, messages: [{ role: "user", content: TEXT }] },
+  },
+  passthrough: chatPassthrough,
+  chunks: CHAT.chunks,
 };
 
 const embeddings = (dims) => ({
@@ -107,6 +113,18 @@ const embeddings = (dims) => ({
   },
   passthrough: { path: `/d${dims}/v1/embeddings`, body: { model: `bench-embed-${dims}`, input: TEXT } },
 });
+
+/**
+ * No gateway: the passthrough Worker parsing the 8-dim embeddings request and answer and serialising both
+ * again (passthrough-worker.js under /json), against the same Worker streaming both untouched.
+ */
+const jsonRelay = {
+  reference: true,
+  gateway: { path: "/json/d8/v1/embeddings", body: embeddings(8).passthrough.body, via: "passthrough" },
+  passthrough: embeddings(8).passthrough,
+  status: 200,
+  target: {},
+};
 
 const speech = {
   model: speechModel,
@@ -141,17 +159,12 @@ export const SCENARIOS = [
     target: { ratio: 0.8 },
   },
   {
-    // No gateway: the floor any gateway stands on that parses the body it forwards and the answer it
-    // returns (passthrough-worker.js under /json), against the same Worker streaming both untouched.
+    // The floor any gateway stands on that parses the body it forwards and the answer it returns.
     id: "embeddings-json-relay-8d",
     title: "reference, no gateway: a JSON relay of 8-dim embeddings, 32 concurrent",
     figure: "throughput",
     concurrency: 32,
-    reference: true,
-    gateway: { path: "/json/d8/v1/embeddings", body: embeddings(8).passthrough.body, via: "passthrough" },
-    passthrough: embeddings(8).passthrough,
-    status: 200,
-    target: {},
+    ...jsonRelay,
   },
   {
     id: "latency-c1",
@@ -168,11 +181,7 @@ export const SCENARIOS = [
     title: "reference, no gateway: a JSON relay of 8-dim embeddings, concurrency 1",
     figure: "latency",
     concurrency: 1,
-    reference: true,
-    gateway: { path: "/json/d8/v1/embeddings", body: embeddings(8).passthrough.body, via: "passthrough" },
-    passthrough: embeddings(8).passthrough,
-    status: 200,
-    target: {},
+    ...jsonRelay,
   },
   {
     id: "invalid-key",
@@ -211,10 +220,7 @@ export const SCENARIOS = [
     figure: "stream",
     concurrency: 64,
     optional: true,
-    model: chatModel,
-    gateway: chatGateway,
-    passthrough: chatPassthrough,
-    chunks: CHAT.chunks,
+    ...chat,
     status: 200,
     target: { ratio: 0.8 },
   },
@@ -224,10 +230,7 @@ export const SCENARIOS = [
     figure: "stream",
     concurrency: 1,
     optional: true,
-    model: chatModel,
-    gateway: chatGateway,
-    passthrough: chatPassthrough,
-    chunks: CHAT.chunks,
+    ...chat,
     status: 200,
     target: { addedTtfbP50Ms: 1, addedPerChunkP50Ms: 0.05 },
   },
@@ -252,14 +255,12 @@ export const SCENARIOS = [
     figure: "stream",
     concurrency: 64,
     optional: true,
-    model: chatModel,
+    ...chat,
     gateway: {
       path: "/api/v1/responses",
       key: "valid",
       body: { model: "bench/chat", stream: true, input: TEXT },
     },
-    passthrough: chatPassthrough,
-    chunks: CHAT.chunks,
     status: 200,
     target: { ratio: 0.8, addedTtfbP50Ms: 1, addedPerChunkP50Ms: 0.05 },
   },
@@ -271,7 +272,7 @@ export const SCENARIOS = [
     figure: "stream",
     concurrency: 64,
     optional: true,
-    model: chatModel,
+    ...chat,
     gateway: {
       path: "/api/v1/messages",
       key: "valid",
@@ -282,8 +283,6 @@ export const SCENARIOS = [
         messages: [{ role: "user", content: TEXT }],
       },
     },
-    passthrough: chatPassthrough,
-    chunks: CHAT.chunks,
     status: 200,
     target: { ratio: 0.8, addedTtfbP50Ms: 1, addedPerChunkP50Ms: 0.05 },
   },
