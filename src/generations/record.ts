@@ -78,22 +78,27 @@ function handOver(sink: Sink, record: GenerationRecord, settle: () => Promise<vo
 async function drive(): Promise<void> {
   const me = { since: Date.now() };
   driver = me;
+  // Settlements may wait (a block's report waits up to BLOCK_MS for a call to carry it): they run
+  // beside the sends, which never wait for them, and the driver's work ends once they are done.
+  const settling: Promise<void>[] = [];
   try {
     while (pending.length > 0 && driver === me) {
       await new Promise((resolve) => setTimeout(resolve, RECORD_COALESCE_MS));
-      while (pending.length > 0 && driver === me) await sendBatch(pending[0]!.via);
+      while (pending.length > 0 && driver === me) settling.push(...(await sendBatch(pending[0]!.via)));
     }
   } finally {
     if (driver === me) driver = null;
   }
+  await Promise.all(settling);
 }
 
 /**
- * Sends up to MAX_RECORDS waiting records bound for `via` in one call, then settles them. A record
- * whose call failed is written to D1 on its own (idempotent by id, so a send that did land is no
- * harm); one that still fails is logged with its generation id (never the body or a credential).
+ * Sends up to MAX_RECORDS waiting records bound for `via` in one call, then starts their settlements
+ * (returned). A record whose call failed is written to D1 on its own (idempotent by id, so a send
+ * that did land is no harm); one that still fails is logged with its generation id (never the body
+ * or a credential).
  */
-async function sendBatch(via: object): Promise<void> {
+async function sendBatch(via: object): Promise<Promise<void>[]> {
   const mine: Waiting[] = [];
   let bytes = 0;
   for (let i = 0; i < pending.length && mine.length < MAX_RECORDS; ) {
@@ -107,7 +112,7 @@ async function sendBatch(via: object): Promise<void> {
     bytes += p.bytes;
   }
   const sink = mine[0]?.sink;
-  if (!sink) return;
+  if (!sink) return [];
   const records = mine.map((w) => w.record);
   try {
     if (sink.queue) {
@@ -124,7 +129,7 @@ async function sendBatch(via: object): Promise<void> {
     }
     await Promise.all(records.map((r) => writeOne(sink.d1, r, "generation record write failed")));
   }
-  await Promise.all(mine.map((w) => w.settle()));
+  return mine.map((w) => w.settle());
 }
 
 /**

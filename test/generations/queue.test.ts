@@ -400,6 +400,29 @@ describe("the producer", () => {
     expect((await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash])).account.spent).toBe(reported);
   });
 
+  it("keeps sending while a settlement it started waits on the ledger", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    // Every report to the ledger takes 1.5 s: the first request's settlement is slow.
+    const slow = countingEnv(undefined, (method) =>
+      method === "settleAndReport" ? new Promise((resolve) => setTimeout(resolve, 1_500)) : Promise.resolve(),
+    );
+    const gate = gatedQueue(() => false);
+    const appEnv = { ...slow.env, REGION: "global", GENERATION_RECORDS: undefined, GENERATIONS: gate.queue };
+    const first = createExecutionContext();
+    const firstCost = await costOf([await app.fetch(embedRequest(acct, 0), appEnv, first)]);
+    await until(() => gate.calls.length === 1);
+    const second = createExecutionContext();
+    const secondCost = await costOf([await app.fetch(embedRequest(acct, 1), appEnv, second)]);
+    const handedAt = Date.now();
+    // The second record goes out within a coalescing wait or two, not after the first settlement.
+    await until(() => gate.calls.length === 2);
+    expect(Date.now() - handedAt).toBeLessThan(500);
+    await Promise.all([waitOnExecutionContext(first), waitOnExecutionContext(second)]);
+    expect((await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash])).account.spent).toBe(
+      firstCost + secondCost,
+    );
+  });
+
   it("hands the sending over to the next request once the one driving it has been at it for DRIVER_MS", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     // The first call hangs; later calls go through.
