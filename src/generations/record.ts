@@ -26,80 +26,60 @@ const MAX_SEND_BYTES = 200 * 1024;
  * larger than this goes straight to D1.
  */
 const MAX_MESSAGE_BYTES = 100 * 1024;
+const MAX_POLL_MS = 16;
 
 /** Where this isolate's records go: the queue, or D1 when there is none (see `sinkOf`). */
 type Sink = { queue: Queue<RecordsMessage>; d1: D1Database } | { queue?: undefined; d1: D1Database };
 
-/** A record handed over and not yet sent, with what runs once it landed (its settlement). */
-interface Waiting {
-  /** The binding that carries it (records share a call only with records bound the same way). */
-  via: object;
-  sink: Sink;
-  record: GenerationRecord;
-  bytes: number;
-  settle: () => Promise<void>;
-}
+/** Records waiting in this isolate, with where each goes (keyed by the binding that carries it). */
+const pending: Array<{ via: object; sink: Sink; record: GenerationRecord; bytes: number }> = [];
+/** What became of a record sent by another request's call, until its own request reads it. */
+const written = new Map<string, "ok" | "failed">();
 
-/** Records waiting in this isolate for the driver's next call. */
-const pending: Waiting[] = [];
-
-/** The request whose waitUntil makes this isolate's calls, and since when (see `handOver`). */
-let driver: { since: number } | null = null;
 /**
- * After this long the next request to hand a record over takes the driver's part: under steady load
- * the records never run out, and one request's waitUntil must not run on for ever.
+ * The queue when bound, unless GENERATION_RECORDS is "d1" (the tests, which read a record as soon
+ * as its request's waitUntil work is done); D1 otherwise (tools, harnesses without the binding).
  */
-export const DRIVER_MS = 2_000;
-
-/** The queue when bound; D1 otherwise (tools, harnesses without the binding). */
 function sinkOf(env: Bindings): Sink {
-  return env.GENERATIONS ? { queue: env.GENERATIONS, d1: env.DB } : { d1: env.DB };
+  return env.GENERATIONS && env.GENERATION_RECORDS !== "d1"
+    ? { queue: env.GENERATIONS, d1: env.DB }
+    : { d1: env.DB };
 }
 
 /**
- * Hands the record over, and runs `settle` once it landed. Records made in this isolate within
- * RECORD_COALESCE_MS share one call (a sendBatch, or a D1 batch without a queue), made by one
- * request at a time, the driver, in its own waitUntil: it waits, sends every waiting record, and
- * goes on while records keep coming (for up to DRIVER_MS, then the next request takes over). Every
- * other request's work ends at once. (Each request waiting on its own timer, then polling for its
- * record's outcome, cost two or three isolate wake-ups per request: about a fifth of the gateway's
- * throughput in the bench.) A record too large for a queue message goes straight to D1 from its
- * own request.
+ * Sends the record, sharing one call (a sendBatch, or a D1 batch without a queue) with the other
+ * records of this isolate made within RECORD_COALESCE_MS: whichever request finds records waiting
+ * sends them all; the others see their outcome in plain data, polling with their own timers
+ * (workerd forbids awaiting another request's promise). A record whose call failed is written
+ * straight to D1 by its own request (idempotent by id, so a send that did land is no harm), and a
+ * record that still fails is logged with its generation id (never the body or a credential).
  */
-function handOver(sink: Sink, record: GenerationRecord, settle: () => Promise<void>): Promise<void> {
+export async function writeRecord(sink: Sink, record: GenerationRecord): Promise<void> {
+  const via = sink.queue ?? sink.d1;
   const bytes = sink.queue ? JSON.stringify(record).length : 0;
-  if (bytes > MAX_MESSAGE_BYTES)
-    return writeOne(sink.d1, record, "generation record write failed").then(settle);
-  pending.push({ via: sink.queue ?? sink.d1, sink, record, bytes, settle });
-  if (driver && Date.now() - driver.since < DRIVER_MS) return Promise.resolve();
-  return drive();
-}
-
-async function drive(): Promise<void> {
-  const me = { since: Date.now() };
-  driver = me;
-  // Settlements may wait (a block's report waits up to BLOCK_MS for a call to carry it): they run
-  // beside the sends, which never wait for them, and the driver's work ends once they are done.
-  const settling: Promise<void>[] = [];
-  try {
-    while (pending.length > 0 && driver === me) {
-      await new Promise((resolve) => setTimeout(resolve, RECORD_COALESCE_MS));
-      while (pending.length > 0 && driver === me) settling.push(...(await sendBatch(pending[0]!.via)));
-    }
-  } finally {
-    if (driver === me) driver = null;
+  if (bytes > MAX_MESSAGE_BYTES) {
+    await writeOne(sink.d1, record, "generation record write failed");
+    return;
   }
-  await Promise.all(settling);
+  pending.push({ via, sink, record, bytes });
+  await new Promise((resolve) => setTimeout(resolve, RECORD_COALESCE_MS));
+  for (let poll = 1; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
+    const outcome = written.get(record.id);
+    if (outcome) {
+      written.delete(record.id);
+      if (outcome === "failed") await writeOne(sink.d1, record, "generation record write failed");
+      return;
+    }
+    if (pending.some((p) => p.record === record)) await sendBatch(via);
+    else await new Promise((resolve) => setTimeout(resolve, poll));
+  }
 }
 
-/**
- * Sends up to MAX_RECORDS waiting records bound for `via` in one call, then starts their settlements
- * (returned). A record whose call failed is written to D1 on its own (idempotent by id, so a send
- * that did land is no harm); one that still fails is logged with its generation id (never the body
- * or a credential).
- */
-async function sendBatch(via: object): Promise<Promise<void>[]> {
-  const mine: Waiting[] = [];
+/** Sends up to MAX_RECORDS waiting records bound for `via` in one call, and notes each one's outcome. */
+async function sendBatch(via: object): Promise<void> {
+  const mine: GenerationRecord[] = [];
+  const sizes: number[] = [];
+  let sink: Sink | undefined;
   let bytes = 0;
   for (let i = 0; i < pending.length && mine.length < MAX_RECORDS; ) {
     const p = pending[i]!;
@@ -108,28 +88,28 @@ async function sendBatch(via: object): Promise<Promise<void>[]> {
       continue;
     }
     pending.splice(i, 1);
-    mine.push(p);
+    mine.push(p.record);
+    sizes.push(p.bytes);
+    sink = p.sink;
     bytes += p.bytes;
   }
-  const sink = mine[0]?.sink;
-  if (!sink) return [];
-  const records = mine.map((w) => w.record);
+  if (!sink) return;
+  let outcome: "ok" | "failed" = "ok";
   try {
-    if (sink.queue) {
-      const sizes = mine.map((w) => w.bytes);
-      await sink.queue.sendBatch(packed(records, sizes).map((body) => ({ body, contentType: "json" })));
-    } else await sink.d1.batch(insertRecords(sink.d1, records));
+    if (sink.queue)
+      await sink.queue.sendBatch(packed(mine, sizes).map((body) => ({ body, contentType: "json" })));
+    else await sink.d1.batch(insertRecords(sink.d1, mine));
   } catch (err) {
+    outcome = "failed";
     if (sink.queue) {
       log("error", {
         message: "generation records: queue send failed; writing them to D1",
-        generation_ids: records.map((r) => r.id),
+        generation_ids: mine.map((r) => r.id),
         error: errorText(err),
       });
     }
-    await Promise.all(records.map((r) => writeOne(sink.d1, r, "generation record write failed")));
   }
-  return mine.map((w) => w.settle());
+  for (const r of mine) written.set(r.id, outcome);
 }
 
 /**
@@ -160,27 +140,16 @@ function packed(records: GenerationRecord[], sizes: number[]): RecordsMessage[] 
  * consumer tells the ledger once it wrote it), and a record whose settlement never arrived (the
  * isolate died in between) is charged when the ledger reclaims the reservation or, if the record was
  * still queued then, when the consumer reports it (docs/billing.md, "Reclaim"). `costMicros` and
- * `isByok` of the record are what is settled. Never throws; run it in waitUntil. It may end before
- * the record landed: the isolate's driver request then sends and settles it (see `handOver`).
+ * `isByok` of the record are what is settled. Never throws; run it in waitUntil.
  */
 export async function finishGeneration(
   env: Bindings,
   reservation: Reservation,
   record: GenerationRecord,
 ): Promise<void> {
-  const settle = () =>
-    settleInBackground(env, reservation, {
-      actualMicros: record.costMicros ?? 0,
-      isByok: record.isByok ?? false,
-    });
-  const full = { ...record, blockId: reservation.blockId ?? null };
-  // The tests read a record as soon as its own request's waitUntil is done: each request writes its
-  // own, after the wait a handed-over record has (so settlements come as late as they do in production).
-  if (env.GENERATION_RECORDS === "d1") {
-    await new Promise((resolve) => setTimeout(resolve, RECORD_COALESCE_MS));
-    await writeOne(env.DB, full, "generation record write failed");
-    await settle();
-    return;
-  }
-  await handOver(sinkOf(env), full, settle);
+  await writeRecord(sinkOf(env), { ...record, blockId: reservation.blockId ?? null });
+  await settleInBackground(env, reservation, {
+    actualMicros: record.costMicros ?? 0,
+    isByok: record.isByok ?? false,
+  });
 }

@@ -14,12 +14,10 @@ import { eq, inArray } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import app from "../../src/app";
 import { dropIsolateState, ledgerFor } from "../../src/billing/ledger-client";
-import { readLedgerStatus } from "../../src/billing/usage";
 import { getDb, tables } from "../../src/db/client";
 import type { Bindings } from "../../src/env";
 import { RECORDS_QUEUE } from "../../src/generations/consumer";
 import type { GenerationRecord, RecordsMessage } from "../../src/generations/insert";
-import { DRIVER_MS } from "../../src/generations/record";
 import worker from "../../src/index";
 import { UNCLAIMED_BLOCK_MS } from "../../src/ledger/blocks";
 import { LEASE_MS } from "../../src/ledger/core";
@@ -224,54 +222,6 @@ function holdingQueue() {
   return { held, messages, queue: queue as unknown as Queue<RecordsMessage> };
 }
 
-/** A queue whose sendBatch calls for which `holds(call index)` is true wait until `release()`; it keeps what each call sent. */
-function gatedQueue(holds: (call: number) => boolean) {
-  const calls: GenerationRecord[][] = [];
-  const held: GenerationRecord[] = [];
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const queue = {
-    send: async () => {
-      throw new Error("the producer sends batches");
-    },
-    sendBatch: async (sent: Iterable<MessageSendRequest<RecordsMessage>>) => {
-      const records = [...sent].flatMap((m) => (Array.isArray(m.body) ? m.body : [m.body]));
-      const call = calls.push(records) - 1;
-      if (holds(call)) await released;
-      held.push(...records);
-    },
-  };
-  return { calls, held, release, queue: queue as unknown as Queue<RecordsMessage> };
-}
-
-const embedRequest = (acct: TestAccount, i: number) =>
-  new Request(`${BASE}/embeddings`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${acct.apiKey}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ model: "sandbox/embed-small", input: `text number ${i} to embed` }),
-  });
-
-/** The answers' summed cost in micro-dollars (each a 200). */
-async function costOf(answers: Response[]): Promise<number> {
-  let micros = 0;
-  for (const res of answers) {
-    expect(res.status).toBe(200);
-    micros += Math.round(((await res.json()) as { usage: { cost: number } }).usage.cost * 1_000_000);
-  }
-  return micros;
-}
-
-/** Waits (up to 5 s) until `ready()` holds. */
-async function until(ready: () => boolean) {
-  const end = Date.now() + 5_000;
-  while (!ready()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 async function embed(acct: TestAccount, appEnv: Bindings, n: number) {
   const ctx = createExecutionContext();
   const answers = await Promise.all(
@@ -377,82 +327,6 @@ describe("the producer", () => {
     const logged = errors.mock.calls.map((c) => String(c[0])).filter((l) => l.includes("queue send failed"));
     expect(logged.length).toBeGreaterThan(0);
     for (const r of stored) expect(logged.join("\n")).toContain(r.id);
-  });
-
-  it("sends the records made together in one call from one request; the others' work ends at once, settled after the send", async () => {
-    const acct = await createAccount({ creditsUsd: 5 });
-    const gate = gatedQueue(() => true);
-    const appEnv = { ...env, REGION: "global", GENERATION_RECORDS: undefined, GENERATIONS: gate.queue };
-    const ctxs = Array.from({ length: 8 }, () => createExecutionContext());
-    const answers = await Promise.all(ctxs.map((ctx, i) => app.fetch(embedRequest(acct, i), appEnv, ctx)));
-    const reported = await costOf(answers);
-    const over = ctxs.map(() => false);
-    const waits = ctxs.map((ctx, i) => waitOnExecutionContext(ctx).then(() => (over[i] = true)));
-    await until(() => gate.calls.length === 1 && over.filter(Boolean).length === 7);
-    // One request drives the send and is still waiting on it; nothing is settled before its record is sent.
-    expect(over.filter((o) => !o)).toHaveLength(1);
-    expect((await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash])).account.spent).toBe(0);
-    gate.release();
-    await Promise.all(waits);
-    expect(gate.calls).toHaveLength(1);
-    expect(gate.held).toHaveLength(8);
-    expect(new Set(gate.held.map((r) => r.id)).size).toBe(8);
-    expect((await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash])).account.spent).toBe(reported);
-  });
-
-  it("keeps sending while a settlement it started waits on the ledger", async () => {
-    const acct = await createAccount({ creditsUsd: 5 });
-    // Every report to the ledger takes 1.5 s: the first request's settlement is slow.
-    const slow = countingEnv(undefined, (method) =>
-      method === "settleAndReport" ? new Promise((resolve) => setTimeout(resolve, 1_500)) : Promise.resolve(),
-    );
-    const gate = gatedQueue(() => false);
-    const appEnv = { ...slow.env, REGION: "global", GENERATION_RECORDS: undefined, GENERATIONS: gate.queue };
-    const first = createExecutionContext();
-    const firstCost = await costOf([await app.fetch(embedRequest(acct, 0), appEnv, first)]);
-    await until(() => gate.calls.length === 1);
-    const second = createExecutionContext();
-    const secondCost = await costOf([await app.fetch(embedRequest(acct, 1), appEnv, second)]);
-    const handedAt = Date.now();
-    // The second record goes out within a coalescing wait or two, not after the first settlement.
-    await until(() => gate.calls.length === 2);
-    expect(Date.now() - handedAt).toBeLessThan(500);
-    await Promise.all([waitOnExecutionContext(first), waitOnExecutionContext(second)]);
-    expect((await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash])).account.spent).toBe(
-      firstCost + secondCost,
-    );
-  });
-
-  it("hands the sending over to the next request once the one driving it has been at it for DRIVER_MS", async () => {
-    const acct = await createAccount({ creditsUsd: 5 });
-    // The first call hangs; later calls go through.
-    const gate = gatedQueue((call) => call === 0);
-    const appEnv = { ...env, REGION: "global", GENERATION_RECORDS: undefined, GENERATIONS: gate.queue };
-    const first = createExecutionContext();
-    const firstCost = await costOf([await app.fetch(embedRequest(acct, 0), appEnv, first)]);
-    let firstOver = false;
-    const firstWait = waitOnExecutionContext(first).then(() => (firstOver = true));
-    let secondCost = 0;
-    try {
-      await until(() => gate.calls.length === 1);
-      await new Promise((resolve) => setTimeout(resolve, DRIVER_MS + 100));
-
-      const second = createExecutionContext();
-      secondCost = await costOf([await app.fetch(embedRequest(acct, 1), appEnv, second)]);
-      await waitOnExecutionContext(second);
-      // The second request sent its own record while the first call still hangs.
-      expect(gate.calls).toHaveLength(2);
-      expect(gate.calls[1]!.map((r) => r.id)).toHaveLength(1);
-      expect(firstOver).toBe(false);
-      expect((await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash])).account.spent).toBe(secondCost);
-    } finally {
-      gate.release();
-    }
-    await firstWait;
-    expect(new Set(gate.held.map((r) => r.id)).size).toBe(2);
-    expect((await readLedgerStatus(env, acct.accountId, [acct.apiKeyHash])).account.spent).toBe(
-      firstCost + secondCost,
-    );
   });
 
   it("sends through the real local queue, whose consumer writes the records to D1", async () => {
