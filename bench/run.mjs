@@ -221,6 +221,8 @@ try {
   const load = startLoadProcess();
   cleanup.push(() => load.stop());
   const upstreamCount = () => Object.values(mock.counts).reduce((a, b) => a + b, 0);
+  /** Generation records in the gateway's D1 (timing mode checks them against the answers). */
+  const records = async () => (await db.prepare("SELECT count(*) AS n FROM generations").first()).n;
   const files = new Set();
   for (const mode of modes) {
     const tMode = performance.now();
@@ -241,7 +243,7 @@ try {
         continue;
       }
       const t = performance.now();
-      const args = { scenario: s, arms: armsOf(s), load, profile, date, profilesDir };
+      const args = { scenario: s, arms: armsOf(s), load, profile, date, profilesDir, records };
       const measured =
         mode === "counting"
           ? await counting({ ...args, countingUrl: workers.urls.counting, upstreamCount })

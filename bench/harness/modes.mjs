@@ -62,11 +62,21 @@ function assertWorking(scenario, arm, phase, status) {
   );
 }
 
-/** Warm-up of each arm, then `rounds` rounds of gateway, passthrough; paired figures over the rounds. */
-export async function timing({ scenario, arms, load, profile }) {
+/**
+ * Warm-up of each arm, then `rounds` rounds of gateway, passthrough; paired figures over the rounds. Then,
+ * for a gateway arm answered 200, the generation records in D1 (`records()` counts them) are checked
+ * against the answers: a change that leaves records unsent does less work per request, and its figures
+ * would flatter it.
+ */
+export async function timing({ scenario, arms, load, profile, records }) {
   const expected = { gateway: scenario.status, passthrough: 200 };
-  for (const arm of ["gateway", "passthrough"])
-    await load.run({ ...arms[arm], durationMs: profile.warmupMs });
+  const checked = records && !scenario.reference && scenario.status === 200;
+  const before = checked ? await records() : 0;
+  let answered = 0;
+  for (const arm of ["gateway", "passthrough"]) {
+    const warm = await load.run({ ...arms[arm], durationMs: profile.warmupMs });
+    if (arm === "gateway") answered += Number(warm.statuses[200] ?? 0);
+  }
   const rounds = [];
   for (let r = 0; r < profile.rounds; r++) {
     const round = {};
@@ -75,10 +85,37 @@ export async function timing({ scenario, arms, load, profile }) {
       round[arm].failed = failedIn(round[arm], expected[arm]);
       assertWorking(scenario, arm, round[arm], expected[arm]);
     }
+    answered += Number(round.gateway.statuses[200] ?? 0);
     rounds.push(round);
   }
   const failed = rounds.reduce((n, r) => n + r.gateway.failed + r.passthrough.failed, 0);
-  return { rounds, figures: figuresOf(rounds, scenario.chunks), failed };
+  const written = checked ? (await recordsOnceSettled(records, before + answered)) - before : undefined;
+  if (written !== undefined && written < answered) {
+    throw new Error(
+      `${scenario.id}: ${answered} requests answered 200 but ${written} generation records reached D1 ` +
+        "(the queue's consumer had 30 s): records are being lost or left unsent, and the figures would flatter that",
+    );
+  }
+  return {
+    rounds,
+    figures: figuresOf(rounds, scenario.chunks),
+    failed,
+    ...(checked ? { records: written } : {}),
+  };
+}
+
+/** The record count once it reached `want`, or stopped growing for 3 s (the consumer's batches wait 1 s), or after 30 s. */
+async function recordsOnceSettled(records, want) {
+  const end = Date.now() + 30_000;
+  let last = await records();
+  let still = Date.now();
+  while (last < want && Date.now() < end && Date.now() - still < 3_000) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = await records();
+    if (now !== last) still = Date.now();
+    last = now;
+  }
+  return last;
 }
 
 /**
