@@ -93,7 +93,8 @@ export async function timing({ scenario, arms, load, profile, records }) {
   if (written !== undefined && written < answered) {
     throw new Error(
       `${scenario.id}: ${answered} requests answered 200 but ${written} generation records reached D1 ` +
-        "(the queue's consumer had 30 s): records are being lost or left unsent, and the figures would flatter that",
+        "(waited until the count stopped growing for 3 s, 30 s at most): records are being lost or left unsent, " +
+        "and the figures would flatter that",
     );
   }
   return {
