@@ -325,6 +325,15 @@ export const generations = sqliteTable(
      * without its final report is charged from its records (docs/billing.md, "Reclaim").
      */
     blockId: text("block_id"),
+    /** The caller's session (`session_id`, or the `x-session-id` header; the body wins). */
+    sessionId: text("session_id"),
+    /** Whether the answer was streamed to the client; null in records written before it was kept. */
+    streamed: bool("streamed"),
+    /** How the answer ended (stop, length, tool_calls, content_filter, error), and the provider's own word. */
+    finishReason: text("finish_reason"),
+    nativeFinishReason: text("native_finish_reason"),
+    /** From the start of the attempt that served to the answer's end (its last byte, for a stream). */
+    generationMs: integer("generation_ms"),
     createdAt: createdAt(),
   },
   (t) => [

@@ -135,6 +135,129 @@ describe("GET /generation", () => {
     expect(data.providerResponses!.map((r) => r.status)).toEqual([503]);
   });
 
+  it("a chat generation says how it ended, whether it streamed, how long it took and its session", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const sdk = sdkFor(acct.apiKey);
+
+    // JSON, the session from the header; the record says what the client saw.
+    const { res: json, settled: jsonSettled } = await post(
+      "/chat/completions",
+      acct.apiKey,
+      { model: "sandbox/chat-echo", messages: hi },
+      { "x-session-id": "sess-header" },
+    );
+    const answer = (await json.json()) as { choices: Array<{ finish_reason: string }> };
+    await jsonSettled();
+    const jsonId = json.headers.get("x-generation-id")!;
+    expect(answer.choices[0]!.finish_reason).toBe("stop");
+    const { data: plain } = await sdk.generations.getGeneration({ id: jsonId });
+    expect(plain).toMatchObject({
+      streamed: false,
+      finishReason: "stop",
+      nativeFinishReason: "stop",
+      sessionId: "sess-header",
+    });
+    expect(plain.generationTime).toBeGreaterThanOrEqual(plain.latency!);
+
+    // Streamed tool calls, the body's session_id winning over the header.
+    const { res: sse, settled: sseSettled } = await post(
+      "/chat/completions",
+      acct.apiKey,
+      {
+        model: "sandbox/chat-tools",
+        stream: true,
+        session_id: "sess-body",
+        messages: [{ role: "user", content: "weather in Paris" }],
+        tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object" } } }],
+      },
+      { "x-session-id": "sess-header" },
+    );
+    expect(await sse.text()).toContain('"finish_reason":"tool_calls"');
+    await sseSettled();
+    const { data: tools } = await sdk.generations.getGeneration({ id: sse.headers.get("x-generation-id")! });
+    expect(tools).toMatchObject({
+      streamed: true,
+      finishReason: "tool_calls",
+      nativeFinishReason: "tool_calls",
+      sessionId: "sess-body",
+    });
+    expect(tools.generationTime).toEqual(expect.any(Number));
+
+    // Cut short by max_tokens, no session at all.
+    const { id: cut } = await inferred("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      max_tokens: 2,
+      messages: hi,
+    });
+    const { data: length } = await sdk.generations.getGeneration({ id: cut });
+    expect(length).toMatchObject({ streamed: false, finishReason: "length", sessionId: null });
+  });
+
+  it("a stream that fails mid-way is recorded as streamed, finish_reason error", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-error-after-3",
+      stream: true,
+      messages: hi,
+    });
+    expect(await res.text()).toContain('"finish_reason":"error"');
+    await settled();
+    const { data } = await sdkFor(acct.apiKey).generations.getGeneration({
+      id: res.headers.get("x-generation-id")!,
+    });
+    expect(data).toMatchObject({ streamed: true, finishReason: "error", nativeFinishReason: null });
+  });
+
+  it("embeddings and speech records carry the session header; one too long is 400 and writes nothing", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post(
+      "/embeddings",
+      acct.apiKey,
+      { model: "sandbox/embed-small", input: "x" },
+      { "x-session-id": "embed-session" },
+    );
+    await res.json();
+    await settled();
+    const sdk = sdkFor(acct.apiKey);
+    const { data: embedded } = await sdk.generations.getGeneration({
+      id: res.headers.get("x-generation-id")!,
+    });
+    expect(embedded).toMatchObject({ streamed: false, sessionId: "embed-session", finishReason: null });
+    expect(embedded.generationTime).toEqual(expect.any(Number));
+
+    const { id: spoken } = await inferred("/audio/speech", acct.apiKey, {
+      model: "sandbox/tts-mini",
+      voice: "alloy",
+      input: "hello",
+      response_format: "mp3",
+      session_id: "speech-session",
+    });
+    const { data: speech } = await sdk.generations.getGeneration({ id: spoken });
+    expect(speech).toMatchObject({ streamed: true, sessionId: "speech-session" });
+
+    const before = await getDb(env.DB)
+      .select({ id: tables.generations.id })
+      .from(tables.generations)
+      .where(eq(tables.generations.accountId, acct.accountId));
+    for (const path of ["/chat/completions", "/embeddings"]) {
+      const body =
+        path === "/embeddings"
+          ? { model: "sandbox/embed-small", input: "x" }
+          : { model: "sandbox/chat-echo", messages: hi };
+      const { res: bad, settled: badSettled } = await post(path, acct.apiKey, body, {
+        "x-session-id": "s".repeat(257),
+      });
+      expect(bad.status).toBe(400);
+      expect((await errorOf(bad)).message).toContain("x-session-id");
+      await badSettled();
+    }
+    const after = await getDb(env.DB)
+      .select({ id: tables.generations.id })
+      .from(tables.generations)
+      .where(eq(tables.generations.accountId, acct.accountId));
+    expect(after).toHaveLength(before.length);
+  });
+
   it("another account's generation and an unknown id are 404 in the envelope", async () => {
     const owner = await createAccount({ creditsUsd: 5 });
     const other = await createAccount();

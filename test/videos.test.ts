@@ -19,7 +19,7 @@ async function usageUsd(key: string): Promise<number> {
 describe("video job lifecycle", () => {
   it("moves pending -> in_progress -> completed with alarms, polled through the SDK", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    const job = await submitOk(acct.apiKey, body);
+    const job = await submitOk(acct.apiKey, body, { "x-session-id": "film-session" });
     expect(job.id).toMatch(ID);
     expect(job.polling_url).toBe(`/api/v1/videos/${job.id}`);
     const client = sdk(acct.apiKey);
@@ -49,7 +49,14 @@ describe("video job lifecycle", () => {
       .from(tables.generations)
       .where(eq(tables.generations.id, done.generationId!))
       .get();
-    expect(generation).toMatchObject({ modality: "video", status: "completed", costMicros: 200_000 });
+    expect(generation).toMatchObject({
+      modality: "video",
+      status: "completed",
+      costMicros: 200_000,
+      sessionId: "film-session",
+      streamed: false,
+    });
+    expect(generation!.generationMs).toBeGreaterThanOrEqual(0);
   });
 
   it("streams a valid MP4 once completed, through the SDK", async () => {

@@ -112,6 +112,11 @@ CREATE TABLE `generations` (
 	`attempts` text,
 	`error` text,
 	`block_id` text,
+	`session_id` text,
+	`streamed` integer,
+	`finish_reason` text,
+	`native_finish_reason` text,
+	`generation_ms` integer,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
 );
 --> statement-breakpoint

@@ -63,9 +63,6 @@ interface AttemptEntry {
   duration_ms?: number;
 }
 
-/** Whether the answer was streamed, where the modality decides it; chat records do not say (null). */
-const STREAMED: Partial<Record<string, boolean>> = { embeddings: false, speech: true };
-
 export function generationToWire(row: GenerationRow): Generation {
   const u = row.usage ?? {};
   const n = (k: string) => (typeof u[k] === "number" ? u[k] : null);
@@ -81,13 +78,13 @@ export function generationToWire(row: GenerationRow): Generation {
     model: row.model,
     provider_name: row.provider,
     is_byok: row.isByok,
-    streamed: STREAMED[row.modality] ?? null,
+    streamed: row.streamed,
     cancelled: row.status === "cancelled",
-    finish_reason: row.status === "failed" ? "error" : null,
-    native_finish_reason: null,
+    finish_reason: row.finishReason ?? (row.status === "failed" ? "error" : null),
+    native_finish_reason: row.nativeFinishReason,
+    // Time waiting on providers until the one that served answered (its first byte), failed attempts included.
     latency: attempts.length ? attempts.reduce((ms, a) => ms + (a.duration_ms ?? 0), 0) : null,
-    // The record is written when the answer ends and holds no start time: generation time is unknown.
-    generation_time: null,
+    generation_time: row.generationMs,
     moderation_latency: null,
     tokens_prompt: prompt,
     tokens_completion: completion,
@@ -120,6 +117,7 @@ export function generationToWire(row: GenerationRow): Generation {
     api_type: (row.apiType as Generation["api_type"]) ?? API_TYPES[row.modality as Modality] ?? null,
     workspace_id: row.workspaceId,
     external_user: row.user,
+    session_id: row.sessionId,
     // Not recorded by this gateway.
     origin: "",
     app_id: null,

@@ -149,6 +149,9 @@ function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error:
     },
     status,
     error,
+    // A failure is "error" whatever the provider said last; otherwise what it said (null: nothing).
+    finishReason: status === "failed" ? "error" : folded.finish,
+    nativeFinishReason: folded.native,
   };
 }
 
@@ -470,7 +473,11 @@ export async function jsonAnswer(
   const { usage } = folded.finalUsage(meta.promptEstimate);
   return {
     response: json(format.body(folded, usage)),
-    final: finalOf(folded, meta, "completed", folded.usage ? null : "usage estimated"),
+    // The JSON answer says "stop" when the provider gave no reason: the record says what the client saw.
+    final: {
+      ...finalOf(folded, meta, "completed", folded.usage ? null : "usage estimated"),
+      finishReason: folded.finish ?? "stop",
+    },
   };
 }
 

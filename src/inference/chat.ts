@@ -21,7 +21,7 @@ import {
   type StreamFormat,
   sseAnswer,
 } from "./chat-stream";
-import { runInference } from "./pipeline";
+import { runInference, sessionIdOf } from "./pipeline";
 
 /** Writes an answer as a stream or as one JSON body. */
 export interface AnswerFormat {
@@ -176,6 +176,7 @@ export async function runChat(
   const promptEstimate = estimatePromptTokens(messages);
   const signal = c.req.raw.signal;
   const streaming = body.stream === true;
+  const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
   // debug.echo_upstream_body (streaming only): every body sent upstream, failed attempts' included.
   const echoes = streaming && body.debug?.echo_upstream_body ? ([] as unknown[]) : undefined;
   // Adapters that can answer in the client's own wire format do, so the answer can pass through.
@@ -260,7 +261,14 @@ export async function runChat(
         }
         return { response: answer.response, done: Promise.resolve(answer.final) };
       },
-      record: { metadata: body.trace ?? null, user: body.user ?? null, flags, apiType: format.apiType },
+      record: {
+        metadata: body.trace ?? null,
+        user: body.user ?? null,
+        flags,
+        apiType: format.apiType,
+        streamed: streaming,
+        sessionId,
+      },
       timeoutStatus: 408,
     },
   );

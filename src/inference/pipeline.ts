@@ -8,7 +8,7 @@ import type { Modality } from "../catalog/types";
 import type { AuthContext } from "../db/auth-records";
 import type { Bindings } from "../env";
 import { finishGeneration, type GenerationRecord, type WaitUntil } from "../generations/record";
-import { ApiError } from "../lib/errors";
+import { ApiError, badRequest } from "../lib/errors";
 import type { RequestTrace } from "../lib/request-log";
 import { getAdapter, supports } from "../providers/registry";
 import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } from "../providers/types";
@@ -19,6 +19,7 @@ import {
   type RoutePlan,
   type RouteRequest,
 } from "../routing/plan";
+import { SESSION_ID_MAX_LENGTH } from "../schemas/media-common";
 import { type AttemptLog, runAttempts } from "./attempts";
 import { credentialResolver, type RouteContext, routeContextFor } from "./context";
 import { newGenerationId } from "./ids";
@@ -60,6 +61,10 @@ export interface InferenceSpec<T, R extends Response = Response> extends Inferen
     flags?: string[];
     /** The client API when the modality does not say it (`responses`, `messages` on chat). */
     apiType?: string;
+    /** Whether the client asked for a streamed answer. */
+    streamed: boolean;
+    /** The caller's session (see `sessionIdOf`). */
+    sessionId?: string | null;
   };
   /** 408 for embeddings (the spec lists it), 524 otherwise. */
   timeoutStatus?: 408 | 524;
@@ -86,6 +91,22 @@ export interface Final {
   usage: Record<string, number>;
   status?: "completed" | "failed" | "cancelled";
   error?: string | null;
+  /** How the answer ended (chat: stop, length, tool_calls, content_filter, error) and the provider's own word. */
+  finishReason?: string | null;
+  nativeFinishReason?: string | null;
+}
+
+/**
+ * The caller's session id: the body's `session_id`, else the `x-session-id` header (the body wins). A
+ * header longer than the body's field may be is refused (400), before anything is admitted.
+ */
+export function sessionIdOf(header: string | undefined, body: string | undefined): string | null {
+  if (body != null) return body;
+  if (!header) return null;
+  if (header.length > SESSION_ID_MAX_LENGTH) {
+    throw badRequest(`x-session-id is at most ${SESSION_ID_MAX_LENGTH} characters`);
+  }
+  return header;
 }
 
 /** A request planned and admitted: what the attempts (now or in a video job) run under. */
@@ -167,6 +188,8 @@ export async function runInference<T, R extends Response = Response>(
     metadata: spec.record.metadata ?? null,
     user: spec.record.user ?? null,
     flags: spec.record.flags?.length ? spec.record.flags : null,
+    sessionId: spec.record.sessionId ?? null,
+    streamed: spec.record.streamed,
   };
 
   let outcome: Awaited<ReturnType<typeof runAttempts<T>>>;
@@ -197,6 +220,7 @@ export async function runInference<T, R extends Response = Response>(
         costMicros: 0,
         attempts: logOf(outcome.log),
         error: describe(outcome.error),
+        finishReason: "error",
       }),
     );
     throw outcome.error;
@@ -204,6 +228,9 @@ export async function runInference<T, R extends Response = Response>(
 
   const { value, attempt, credential, log } = outcome;
   const isByok = credential.source === "byok";
+  // Generation time: the served attempt until its first byte, then until the answer's end.
+  const servedAt = Date.now();
+  const generationMs = () => (log.at(-1)?.duration_ms ?? 0) + (Date.now() - servedAt);
   const served = {
     ...base,
     model: attempt.model.slug,
@@ -219,7 +246,15 @@ export async function runInference<T, R extends Response = Response>(
     // The upstream answered but the answer failed before any byte reached the client: nothing is charged.
     const error = err instanceof ApiError ? describe(err) : "the answer could not be built";
     executionCtx.waitUntil(
-      finishGeneration(env, reservation, { ...served, status: "failed", usage: {}, costMicros: 0, error }),
+      finishGeneration(env, reservation, {
+        ...served,
+        status: "failed",
+        usage: {},
+        costMicros: 0,
+        error,
+        finishReason: "error",
+        generationMs: generationMs(),
+      }),
     );
     throw err;
   }
@@ -236,6 +271,9 @@ export async function runInference<T, R extends Response = Response>(
         usage: final.usage,
         costMicros: Math.max(0, Math.ceil(final.costMicros - 1e-9)),
         error: final.error ?? null,
+        finishReason: final.finishReason ?? (final.status === "failed" ? "error" : null),
+        nativeFinishReason: final.nativeFinishReason ?? null,
+        generationMs: generationMs(),
       }),
     ),
   );

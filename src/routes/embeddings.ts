@@ -1,7 +1,7 @@
 // POST /embeddings: content filters, routing with failover, one common response shape (float or base64).
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
-import { runInference } from "../inference/pipeline";
+import { runInference, sessionIdOf } from "../inference/pipeline";
 import { microsToUsd } from "../lib/money";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import type { EmbeddingsContentPart, EmbeddingsInput } from "../providers/types";
@@ -136,6 +136,7 @@ export const embeddingsRoutes = createRouter().openapi(createEmbeddings, async (
     return verdict.texts;
   });
   const worstTokens = worstCaseTokens(input);
+  const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
 
   const base64 = body.encoding_format === "base64";
   return runInference(
@@ -175,7 +176,7 @@ export const embeddingsRoutes = createRouter().openapi(createEmbeddings, async (
         );
         return { response, done: Promise.resolve({ costMicros, usage }) };
       },
-      record: { metadata: body.trace ?? null, user: body.user ?? null, flags },
+      record: { metadata: body.trace ?? null, user: body.user ?? null, flags, streamed: false, sessionId },
       timeoutStatus: 408,
     },
   );

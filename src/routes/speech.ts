@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
-import { runInference } from "../inference/pipeline";
+import { runInference, sessionIdOf } from "../inference/pipeline";
 import { apiRoute, createRouter, jsonBody } from "../lib/openapi";
 import { supports } from "../providers/registry";
 import type { SpeechRequest as AdapterSpeechRequest } from "../providers/types";
@@ -89,6 +89,7 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
   const filtered = filterTexts(auth.policy, [body.input]);
   const input = filtered.texts[0]!;
   const signal = c.req.raw.signal;
+  const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
 
   return runInference(
     { env: c.env, auth, executionCtx: c.executionCtx, signal, trace: c.get("trace") },
@@ -119,7 +120,13 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
         });
         return { response, done };
       },
-      record: { metadata: body.trace ?? null, user: body.user ?? null, flags: filtered.flags },
+      record: {
+        metadata: body.trace ?? null,
+        user: body.user ?? null,
+        flags: filtered.flags,
+        streamed: true,
+        sessionId,
+      },
     },
   );
 });

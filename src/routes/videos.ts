@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import type { AuthContext } from "../db/auth-records";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
+import { sessionIdOf } from "../inference/pipeline";
 import { ApiError, conflict, notFound } from "../lib/errors";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { requireManagementKey } from "../middleware/auth";
@@ -179,7 +180,10 @@ export const videosRoutes = createRouter()
   })
   .openapi(submit, async (c) => {
     const key = c.req.valid("header")["idempotency-key"];
-    return c.json(await submitVideo(c.env, c.get("auth"), c.req.valid("json"), key, c.executionCtx), 200);
+    const body = c.req.valid("json");
+    const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
+    const request = sessionId == null ? body : { ...body, session_id: sessionId };
+    return c.json(await submitVideo(c.env, c.get("auth"), request, key, c.executionCtx), 200);
   })
   .openapi(list, async (c) => {
     const page = c.req.valid("query");

@@ -53,7 +53,10 @@ export const GenerationSchema = z
       .number()
       .nullable()
       .openapi({ description: "Milliseconds to the served attempt's first byte, failover included" }),
-    generation_time: z.number().nullable(),
+    generation_time: z.number().nullable().openapi({
+      description:
+        "Milliseconds from the start of the attempt that served to the end of the answer (its last byte, for a stream)",
+    }),
     moderation_latency: z.number().nullable(),
     tokens_prompt: nullableInt,
     tokens_completion: nullableInt,
@@ -80,6 +83,10 @@ export const GenerationSchema = z
     api_type: z.enum(["completions", "responses", "messages", "embeddings", "tts", "video"]).nullable(),
     workspace_id: z.string().nullable(),
     external_user: z.string().nullable(),
+    session_id: z
+      .string()
+      .nullable()
+      .openapi({ description: "The request's `session_id`, or its `x-session-id` header" }),
     origin: z.string(),
     app_id: nullableInt,
     http_referer: unknownString,

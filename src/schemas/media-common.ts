@@ -50,7 +50,8 @@ export const EndUserSchema = z
   .string()
   .max(256)
   .openapi({ description: "End-user identifier; logged, never sent to the provider" });
-export const SessionIdSchema = z.string().max(256);
+export const SESSION_ID_MAX_LENGTH = 256;
+export const SessionIdSchema = z.string().max(SESSION_ID_MAX_LENGTH);
 
 /** An https URL or a base64 data URL of the given media kind. */
 export function mediaUrl(kind: "image" | "audio" | "video") {

@@ -60,6 +60,8 @@ export interface VideoJobState {
   error: string | null;
   callbackUrl: string | null;
   user: string | null;
+  /** The caller's session (absent in jobs started before it was kept). */
+  sessionId?: string | null;
   trace: Record<string, unknown> | null;
   webhook: WebhookState | null;
   /** False until the D1 row reflects the latest transition. */

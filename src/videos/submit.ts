@@ -225,6 +225,7 @@ async function startJob(
     error: null,
     callbackUrl: body.callback_url ?? null,
     user: body.user ?? null,
+    sessionId: body.session_id ?? null,
     trace: body.trace ?? null,
     webhook: null,
     synced: true,
