@@ -125,14 +125,34 @@ describe("GET /generation", () => {
     });
     expect(res.status).toBe(503);
     await settled();
-    // An error answer carries no generation id: the account's only record is this one.
-    const [row] = await getDb(env.DB)
+    // The error answer names its generation, the account's only record.
+    const rows = await getDb(env.DB)
       .select({ id: tables.generations.id })
       .from(tables.generations)
       .where(eq(tables.generations.accountId, acct.accountId));
-    const { data } = await sdkFor(acct.apiKey).generations.getGeneration({ id: row!.id });
+    expect(rows.map((r) => r.id)).toEqual([res.headers.get("x-generation-id")]);
+    const { data } = await sdkFor(acct.apiKey).generations.getGeneration({ id: rows[0]!.id });
     expect(data).toMatchObject({ model: "sandbox/chat-503", finishReason: "error", totalCost: 0, usage: 0 });
     expect(data.providerResponses!.map((r) => r.status)).toEqual([503]);
+
+    // The same on the Messages route, in its own envelope; a refusal before any attempt names nothing.
+    const { res: anthropic, settled: anthropicSettled } = await post("/messages", acct.apiKey, {
+      model: "sandbox/chat-503",
+      max_tokens: 16,
+      messages: hi,
+    });
+    expect(anthropic.status).toBe(503);
+    expect(((await anthropic.json()) as { type: string }).type).toBe("error");
+    await anthropicSettled();
+    const named = anthropic.headers.get("x-generation-id")!;
+    const { data: failed } = await sdkFor(acct.apiKey).generations.getGeneration({ id: named });
+    expect(failed).toMatchObject({ apiType: "messages", finishReason: "error", streamed: false });
+    const { res: unknown } = await post("/chat/completions", acct.apiKey, {
+      model: "nobody/none",
+      messages: hi,
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get("x-generation-id")).toBeNull();
   });
 
   it("a chat generation says how it ended, whether it streamed, how long it took and its session", async () => {

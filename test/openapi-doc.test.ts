@@ -135,6 +135,10 @@ describe("the OpenAPI document", () => {
       expect(Object.keys(op.responses["200"]!.headers!)).toEqual(
         expect.arrayContaining(["X-Request-Id", "X-Generation-Id", "Server-Timing"]),
       );
+      // Errors after providers were tried name the record; refusals before any attempt do not.
+      for (const s of ["502", "503", "524"])
+        expect(Object.keys(op.responses[s]!.headers!), `${path} ${s}`).toContain("X-Generation-Id");
+      expect(Object.keys(op.responses["402"]!.headers!), path).not.toContain("X-Generation-Id");
     }
     for (const name of ["RequestId", "GenerationId", "ServerTiming", "RetryAfter", "RateLimitReset"]) {
       expect(doc.components.headers[name], name).toBeDefined();

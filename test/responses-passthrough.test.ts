@@ -462,10 +462,12 @@ describe("an OpenAI Responses upstream's stream passed through to a responses cl
     });
     expect(completion.choices[0]!.message.content).toBe("Hi");
     // A responses request using a field the Responses API has no place for goes there too (re-encoded).
+    // (`frequency_penalty`, which OpenAI's chat endpoint honours; one it does not list, `top_k`, is dropped
+    // rather than sent, so it keeps nothing from /responses.)
     const response = await client.responses.create({
       model: "openai/gpt-4.1-mini",
       input: "hi",
-      top_k: 5,
+      frequency_penalty: 0.5,
     } as never);
     expect(response.output_text).toBe("Hi");
     expect(mock.requests.map((r) => new URL(r.url).pathname)).toEqual([

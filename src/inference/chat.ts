@@ -75,6 +75,27 @@ const maxOutputOf = (body: ChatRequestBody, e: CatalogEndpointEntry) =>
     e.capabilities.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
   );
 
+/**
+ * Sampling parameters an endpoint may not honour, by the adapter request's field and the body's name:
+ * each is sent only to endpoints whose catalog entry lists it (or lists none), as OpenRouter ignores
+ * what a provider does not support, so a strict upstream (OpenAI with `top_k`, Mistral with `seed`)
+ * never refuses the request over one; `provider.require_parameters` routes to endpoints listing all.
+ */
+const SAMPLING_PARAMS = {
+  temperature: "temperature",
+  topP: "top_p",
+  topK: "top_k",
+  frequencyPenalty: "frequency_penalty",
+  presencePenalty: "presence_penalty",
+  repetitionPenalty: "repetition_penalty",
+  seed: "seed",
+  stop: "stop",
+  logitBias: "logit_bias",
+  logprobs: "logprobs",
+  topLogprobs: "top_logprobs",
+  parallelToolCalls: "parallel_tool_calls",
+} as const satisfies Partial<Record<keyof ChatRequest, keyof ChatRequestBody>>;
+
 /** What the body asks of an endpoint beyond chat itself (hard only under `provider.require_parameters`). */
 export function chatRequirements(body: ChatRequestBody): Requirement[] {
   const hard = body.provider?.require_parameters === true;
@@ -87,6 +108,7 @@ export function chatRequirements(body: ChatRequestBody): Requirement[] {
   if (body.tools?.length) out.push(wants("tools"));
   if (body.response_format && body.response_format.type !== "text") out.push(wants("response_format"));
   if (body.reasoning || body.reasoning_effort) out.push(wants("reasoning"));
+  for (const param of Object.values(SAMPLING_PARAMS)) if (body[param] != null) out.push(wants(param));
   return out;
 }
 
@@ -124,7 +146,7 @@ export function adapterRequest(
   const reasoning = body.reasoning ?? (body.reasoning_effort ? { effort: body.reasoning_effort } : undefined);
   const defined = <T extends Record<string, unknown>>(o: T) =>
     Object.fromEntries(Object.entries(o).filter(([, v]) => v != null)) as Partial<T>;
-  return defined({
+  const request = defined({
     messages,
     maxTokens: Number.isFinite(maxOutputOf(body, e)) ? maxOutputOf(body, e) : undefined,
     temperature: body.temperature,
@@ -156,6 +178,12 @@ export function adapterRequest(
     ...extras,
     passthrough: body.provider?.options?.[e.provider] as Record<string, unknown> | undefined,
   }) as ChatRequest;
+  const listed = e.capabilities.parameters;
+  if (listed) {
+    for (const [field, param] of Object.entries(SAMPLING_PARAMS))
+      if (!listed.includes(param)) delete request[field as keyof typeof SAMPLING_PARAMS];
+  }
+  return request;
 }
 
 /**

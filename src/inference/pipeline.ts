@@ -223,7 +223,7 @@ export async function runInference<T, R extends Response = Response>(
         finishReason: "error",
       }),
     );
-    throw outcome.error;
+    throw naming(outcome.error, generationId);
   }
 
   const { value, attempt, credential, log } = outcome;
@@ -256,7 +256,7 @@ export async function runInference<T, R extends Response = Response>(
         generationMs: generationMs(),
       }),
     );
-    throw err;
+    throw err instanceof ApiError ? naming(err, generationId) : err;
   }
   let done = answer.done;
   if (trace) {
@@ -283,6 +283,10 @@ export async function runInference<T, R extends Response = Response>(
 }
 
 const describe = (e: ApiError) => `${e.status}: ${e.message}`;
+
+/** The error answer of a request that made a generation record names it: GET /generation shows its attempts. */
+const naming = (e: ApiError, generationId: string) =>
+  new ApiError(e.status, e.message, e.metadata, { ...e.headers, "X-Generation-Id": generationId });
 
 /** Model, provider and upstream time of the attempts made (the last one is the one that served or failed last). */
 function traceAttempts(trace: RequestTrace, model: string, log: AttemptLog[]) {

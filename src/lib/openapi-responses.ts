@@ -57,7 +57,8 @@ export const HEADER_COMPONENTS = {
     schema: { type: "string" as const },
   },
   GenerationId: {
-    description: "The generation record's id, for `GET /generation?id=`",
+    description:
+      "The generation record's id, for `GET /generation?id=`; on an error answer, when providers were tried (their attempts are on the record)",
     schema: { type: "string" as const },
   },
   ServerTiming: {
@@ -91,12 +92,19 @@ const WIRE_NAMES: Record<HeaderName, string> = {
 
 const headers = (...names: HeaderName[]) => Object.fromEntries(names.map((n) => [WIRE_NAMES[n], ref(n)]));
 
-function errorHeaders(status: number) {
+/** Inference errors that can come after providers were tried: those answers name the generation record. */
+const AFTER_ATTEMPTS = new Set([408, 429, 502, 503, 524, 529]);
+
+function errorHeaders(status: number, inference = false) {
+  const named = inference && AFTER_ATTEMPTS.has(status) ? headers("GenerationId") : {};
   if (status === 429)
-    return headers("RequestId", "RetryAfter", "RateLimitLimit", "RateLimitRemaining", "RateLimitReset");
+    return {
+      ...headers("RequestId", "RetryAfter", "RateLimitLimit", "RateLimitRemaining", "RateLimitReset"),
+      ...named,
+    };
   if (status === 405) return headers("RequestId", "Allow");
-  if (status === 503) return headers("RequestId", "RetryAfter");
-  return headers("RequestId");
+  if (status === 503) return { ...headers("RequestId", "RetryAfter"), ...named };
+  return { ...headers("RequestId"), ...named };
 }
 
 /** Every POST, PUT and PATCH passes the JSON body rules (middleware/body.ts), a declared body or not. */
@@ -133,14 +141,14 @@ export function withSharedResponses(route: RouteConfig, traits: OperationTraits 
       ? traits.inference
         ? headers("RequestId", "GenerationId", "ServerTiming")
         : headers("RequestId")
-      : errorHeaders(Number(status));
+      : errorHeaders(Number(status), traits.inference);
     const own = "headers" in response ? response.headers : undefined;
     out[status] = { ...response, headers: { ...extra, ...own } };
   }
   for (const status of statusesOf(route, traits)) {
     out[status] ??= {
       description: DESCRIPTIONS[status] ?? `Error ${status}`,
-      headers: errorHeaders(status),
+      headers: errorHeaders(status, traits.inference),
       content: { "application/json": { schema: ErrorEnvelopeSchema } },
     };
   }
