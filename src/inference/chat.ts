@@ -174,6 +174,7 @@ export function adapterRequest(
         })
       : undefined,
     user: body.user,
+    promptCacheKey: body.prompt_cache_key,
     cacheControl: body.cache_control,
     ...extras,
     passthrough: body.provider?.options?.[e.provider] as Record<string, unknown> | undefined,

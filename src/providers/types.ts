@@ -182,6 +182,8 @@ export interface ChatRequest {
     summary?: string;
   };
   user?: string;
+  /** OpenAI's prompt cache routing key (`prompt_cache_key`), sent by the adapters whose upstream takes it. */
+  promptCacheKey?: string;
   /** Prompt caching of the whole request (`cache_control` at the top level: Anthropic's automatic caching). */
   cacheControl?: Record<string, unknown>;
   /**

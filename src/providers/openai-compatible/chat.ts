@@ -22,6 +22,8 @@ export interface OpenAiChatOptions {
    * host accepts; OpenAI's reasoning models refuse it and want `max_completion_tokens`.
    */
   maxTokensField?: "max_tokens" | "max_completion_tokens";
+  /** Whether the upstream takes `prompt_cache_key` (OpenAI's own; strict compatible hosts refuse unknown fields). */
+  promptCacheKey?: boolean;
 }
 
 /** Gateway-only message fields (OpenRouter's reasoning replay) that OpenAI-style upstreams refuse. */
@@ -67,6 +69,7 @@ export function openAiChatBody(
   // OpenAI takes an effort level only; a token budget (reasoning.max_tokens) has no OpenAI field.
   if (request.reasoning?.enabled !== false) set("reasoning_effort", request.reasoning?.effort);
   set("user", request.user);
+  if (chatOptions.promptCacheKey) set("prompt_cache_key", request.promptCacheKey);
   const passthrough = request.passthrough ?? {};
   const streamOptions = passthrough.stream_options;
   return {

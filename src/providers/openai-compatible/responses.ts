@@ -174,6 +174,7 @@ export function openAiResponsesBody(request: ChatRequest, upstreamModel: string)
     }
   }
   set("user", request.user);
+  set("prompt_cache_key", request.promptCacheKey);
   return { ...body, ...request.passthrough, model: upstreamModel, stream: true, store: false };
 }
 
