@@ -329,7 +329,7 @@ export const generations = sqliteTable(
     sessionId: text("session_id"),
     /** Whether the answer was streamed to the client; null in records written before it was kept. */
     streamed: bool("streamed"),
-    /** How the answer ended (stop, length, tool_calls, content_filter, error), and the provider's own word. */
+    /** How the answer ended (stop, length, tool_calls, content_filter) and the provider's own word; a failed record reads as "error". */
     finishReason: text("finish_reason"),
     nativeFinishReason: text("native_finish_reason"),
     /** From the start of the attempt that served to the answer's end (its last byte, for a stream). */

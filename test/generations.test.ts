@@ -22,6 +22,13 @@ async function inferred(path: string, key: string, body: unknown) {
   return { id: res.headers.get("x-generation-id")!, body: raw as Record<string, unknown> };
 }
 
+/** The ids of an account's generation records. */
+async function recordIdsOf(accountId: string) {
+  const g = tables.generations;
+  const rows = await getDb(env.DB).select({ id: g.id }).from(g).where(eq(g.accountId, accountId));
+  return rows.map((r) => r.id);
+}
+
 describe("GET /generation", () => {
   it("reads an embeddings generation that failed over: tokens, cost as reported, one response per attempt", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
@@ -126,12 +133,9 @@ describe("GET /generation", () => {
     expect(res.status).toBe(503);
     await settled();
     // The error answer names its generation, the account's only record.
-    const rows = await getDb(env.DB)
-      .select({ id: tables.generations.id })
-      .from(tables.generations)
-      .where(eq(tables.generations.accountId, acct.accountId));
-    expect(rows.map((r) => r.id)).toEqual([res.headers.get("x-generation-id")]);
-    const { data } = await sdkFor(acct.apiKey).generations.getGeneration({ id: rows[0]!.id });
+    const rows = await recordIdsOf(acct.accountId);
+    expect(rows).toEqual([res.headers.get("x-generation-id")]);
+    const { data } = await sdkFor(acct.apiKey).generations.getGeneration({ id: rows[0]! });
     expect(data).toMatchObject({ model: "sandbox/chat-503", finishReason: "error", totalCost: 0, usage: 0 });
     expect(data.providerResponses!.map((r) => r.status)).toEqual([503]);
 
@@ -255,10 +259,7 @@ describe("GET /generation", () => {
     const { data: speech } = await sdk.generations.getGeneration({ id: spoken });
     expect(speech).toMatchObject({ streamed: true, sessionId: "speech-session" });
 
-    const before = await getDb(env.DB)
-      .select({ id: tables.generations.id })
-      .from(tables.generations)
-      .where(eq(tables.generations.accountId, acct.accountId));
+    const before = await recordIdsOf(acct.accountId);
     for (const path of ["/chat/completions", "/embeddings"]) {
       const body =
         path === "/embeddings"
@@ -271,10 +272,7 @@ describe("GET /generation", () => {
       expect((await errorOf(bad)).message).toContain("x-session-id");
       await badSettled();
     }
-    const after = await getDb(env.DB)
-      .select({ id: tables.generations.id })
-      .from(tables.generations)
-      .where(eq(tables.generations.accountId, acct.accountId));
+    const after = await recordIdsOf(acct.accountId);
     expect(after).toHaveLength(before.length);
   });
 

@@ -80,7 +80,8 @@ export function generationToWire(row: GenerationRow): Generation {
     is_byok: row.isByok,
     streamed: row.streamed,
     cancelled: row.status === "cancelled",
-    finish_reason: row.finishReason ?? (row.status === "failed" ? "error" : null),
+    // A failure is "error" whatever the provider said last.
+    finish_reason: row.status === "failed" ? "error" : row.finishReason,
     native_finish_reason: row.nativeFinishReason,
     // Time waiting on providers until the one that served answered (its first byte), failed attempts included.
     latency: attempts.length ? attempts.reduce((ms, a) => ms + (a.duration_ms ?? 0), 0) : null,

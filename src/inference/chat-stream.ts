@@ -149,8 +149,7 @@ function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error:
     },
     status,
     error,
-    // A failure is "error" whatever the provider said last; otherwise what it said (null: nothing).
-    finishReason: status === "failed" ? "error" : folded.finish,
+    finishReason: folded.finish,
     nativeFinishReason: folded.native,
   };
 }

@@ -91,7 +91,10 @@ export interface Final {
   usage: Record<string, number>;
   status?: "completed" | "failed" | "cancelled";
   error?: string | null;
-  /** How the answer ended (chat: stop, length, tool_calls, content_filter, error) and the provider's own word. */
+  /**
+   * How the answer ended (chat: stop, length, tool_calls, content_filter) and the provider's own word; a
+   * failed record reads as "error" whatever it says (db/generations.ts).
+   */
   finishReason?: string | null;
   nativeFinishReason?: string | null;
 }
@@ -220,10 +223,9 @@ export async function runInference<T, R extends Response = Response>(
         costMicros: 0,
         attempts: logOf(outcome.log),
         error: describe(outcome.error),
-        finishReason: "error",
       }),
     );
-    throw naming(outcome.error, generationId);
+    throw withGenerationId(outcome.error, generationId);
   }
 
   const { value, attempt, credential, log } = outcome;
@@ -252,11 +254,10 @@ export async function runInference<T, R extends Response = Response>(
         usage: {},
         costMicros: 0,
         error,
-        finishReason: "error",
         generationMs: generationMs(),
       }),
     );
-    throw err instanceof ApiError ? naming(err, generationId) : err;
+    throw err instanceof ApiError ? withGenerationId(err, generationId) : err;
   }
   let done = answer.done;
   if (trace) {
@@ -271,7 +272,7 @@ export async function runInference<T, R extends Response = Response>(
         usage: final.usage,
         costMicros: Math.max(0, Math.ceil(final.costMicros - 1e-9)),
         error: final.error ?? null,
-        finishReason: final.finishReason ?? (final.status === "failed" ? "error" : null),
+        finishReason: final.finishReason ?? null,
         nativeFinishReason: final.nativeFinishReason ?? null,
         generationMs: generationMs(),
       }),
@@ -285,7 +286,7 @@ export async function runInference<T, R extends Response = Response>(
 const describe = (e: ApiError) => `${e.status}: ${e.message}`;
 
 /** The error answer of a request that made a generation record names it: GET /generation shows its attempts. */
-const naming = (e: ApiError, generationId: string) =>
+const withGenerationId = (e: ApiError, generationId: string) =>
   new ApiError(e.status, e.message, e.metadata, { ...e.headers, "X-Generation-Id": generationId });
 
 /** Model, provider and upstream time of the attempts made (the last one is the one that served or failed last). */

@@ -140,7 +140,6 @@ export async function recordJobGeneration(d1: D1Database, s: VideoJobState): Pro
       error: s.error,
       sessionId: s.sessionId ?? null,
       streamed: false,
-      finishReason: status === "failed" ? "error" : null,
       // A job's generation runs from its submission to its end.
       generationMs: Math.max(0, Date.now() - s.createdAt),
     })
