@@ -1,6 +1,7 @@
-// Sampling parameters against the catalog's list of what each endpoint honours: one an endpoint does not
+// What each endpoint can take, as the catalog lists it. Sampling parameters: one an endpoint does not
 // list is not sent to it (a strict upstream would refuse the whole request), and under
-// `provider.require_parameters` such an endpoint is not tried at all.
+// `provider.require_parameters` such an endpoint is not tried at all. Media parts (images, audio,
+// files): an endpoint whose inputs lack the kind is never tried, on every inference format.
 import { describe, expect, it } from "vitest";
 import { openAiChatBody } from "../src/providers/openai-compatible/chat";
 import textStream from "./fixtures/openai/chat-text.sse?raw";
@@ -103,5 +104,106 @@ describe("prompt_cache_key", () => {
     expect(openAiChatBody(request, "m", { promptCacheKey: true })).toMatchObject({
       prompt_cache_key: "tenant-42",
     });
+  });
+});
+
+describe("media parts an endpoint cannot read", () => {
+  const image = (text: string) => [
+    {
+      role: "user",
+      content: [
+        { type: "text", text },
+        { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+      ],
+    },
+  ];
+
+  it("rule a text-only model out with a 400 naming the kind; nothing is sent upstream", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({
+      "POST api.deepseek.com/v1/chat/completions": sse(textStream),
+      "POST api.fireworks.ai/inference/v1/chat/completions": sse(textStream),
+    });
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "deepseek/deepseek-chat-v3.1",
+      messages: image("What is in this picture?"),
+    });
+    expect(res.status).toBe(400);
+    const error = await errorOf(res);
+    expect(error.message).toContain("image inputs");
+    // Both of the model's endpoints were refused for it.
+    expect(
+      (error.metadata as { reasons: Array<{ provider: string; reason: string }> }).reasons.map(
+        (r) => r.provider,
+      ),
+    ).toEqual(["deepseek", "fireworks"]);
+    expect(mock.requests).toHaveLength(0);
+  });
+
+  it("fall back to a model in `models` that reads them, with the image sent as given", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [OPENAI]: sse(textStream) });
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "deepseek/deepseek-chat-v3.1",
+      models: ["openai/gpt-4.1-mini"],
+      messages: image("What is in this picture?"),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { model: string }).model).toBe("openai/gpt-4.1-mini");
+    expect(mock.requests).toHaveLength(1);
+    const sent = mock.requests[0]!.body as { messages: Array<{ content: Array<{ type: string }> }> };
+    expect(sent.messages[0]!.content.map((p) => p.type)).toEqual(["text", "image_url"]);
+  });
+
+  it("are checked per kind: audio to a model that reads text and images is refused", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [OPENAI]: sse(textStream) });
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      messages: [
+        { role: "user", content: [{ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }] },
+      ],
+    });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toContain("audio inputs");
+    expect(mock.requests).toHaveLength(0);
+  });
+
+  it("are refused the same way on /messages and /responses", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ "POST api.deepseek.com/v1/chat/completions": sse(textStream) });
+    const messages = await post("/messages", acct.apiKey, {
+      model: "deepseek/deepseek-chat-v3.1",
+      max_tokens: 64,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is this?" },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
+          ],
+        },
+      ],
+    });
+    expect(messages.res.status).toBe(400);
+    // Anthropic's error shape on its format.
+    const refused = (await messages.res.json()) as { type: string; error: { type: string; message: string } };
+    expect(refused).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect(refused.error.message).toContain("image inputs");
+    const responses = await post("/responses", acct.apiKey, {
+      model: "deepseek/deepseek-chat-v3.1",
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "What is this?" },
+            { type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgo=" },
+          ],
+        },
+      ],
+    });
+    expect(responses.res.status).toBe(400);
+    expect((await errorOf(responses.res)).message).toContain("image inputs");
+    expect(mock.requests).toHaveLength(0);
   });
 });

@@ -110,6 +110,24 @@ function datasetModel(dataset: Dataset, providerKey: string, modelId: string): D
   return m;
 }
 
+/** The input kinds an endpoint reads: the dataset's, where the provider's adapter carries them. */
+function endpointInputs(
+  config: ChatProvidersConfig,
+  slug: string,
+  providerSlug: string,
+  m: DatasetModel,
+): InputModality[] {
+  const carried = config.providers[providerSlug]!.input_modalities;
+  const inputs = new Set(
+    m.modalities.input.map((i) => {
+      const modality = MODALITY[i];
+      if (!modality) throw new Error(`${slug}: unknown input modality '${i}'`);
+      return modality;
+    }),
+  );
+  return MODALITY_ORDER.filter((k) => inputs.has(k) && (carried?.includes(k) ?? true));
+}
+
 const unixSeconds = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
 
 function endpointOf(
@@ -134,7 +152,11 @@ function endpointOf(
     upstream_model: modelId,
     base_urls: provider.base_urls,
     pricing,
-    capabilities: { max_output_tokens: m.limit.output, parameters: [...parameters].sort() },
+    capabilities: {
+      max_output_tokens: m.limit.output,
+      parameters: [...parameters].sort(),
+      inputs: endpointInputs(config, slug, providerSlug, m),
+    },
     policies: provider.policies,
     regions: provider.regions,
   };
@@ -152,18 +174,7 @@ export function generateChatModels(config: ChatProvidersConfig, dataset: Dataset
       return { ...e, data: datasetModel(dataset, provider.dataset, e.model) };
     });
     const first = served[0]!.data;
-    const inputs = new Set(
-      served.flatMap((s) => {
-        const carried = config.providers[s.provider]!.input_modalities;
-        return s.data.modalities.input
-          .map((i) => {
-            const modality = MODALITY[i];
-            if (!modality) throw new Error(`${entry.slug}: unknown input modality '${i}'`);
-            return modality;
-          })
-          .filter((m) => carried?.includes(m) ?? true);
-      }),
-    );
+    const inputs = new Set(served.flatMap((s) => endpointInputs(config, entry.slug, s.provider, s.data)));
     const providers = served.map((s) => s.provider).join(", ");
     const name = entry.name ?? `${maker.label}: ${first.name}`;
     return {

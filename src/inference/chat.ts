@@ -96,7 +96,23 @@ const SAMPLING_PARAMS = {
   parallelToolCalls: "parallel_tool_calls",
 } as const satisfies Partial<Record<keyof ChatRequest, keyof ChatRequestBody>>;
 
-/** What the body asks of an endpoint beyond chat itself (hard only under `provider.require_parameters`). */
+/** The input modality each non-text message part needs (the catalog's `input_modalities` names). */
+const PART_MODALITY = { image_url: "image", input_audio: "audio", file: "file" } as const;
+
+/** The media kinds the messages carry, each once, in the order first seen. */
+function mediaKinds(body: ChatRequestBody): Array<(typeof PART_MODALITY)[keyof typeof PART_MODALITY]> {
+  const kinds = new Set<(typeof PART_MODALITY)[keyof typeof PART_MODALITY]>();
+  for (const m of body.messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const p of m.content) if (p.type !== "text") kinds.add(PART_MODALITY[p.type]);
+  }
+  return [...kinds];
+}
+
+/**
+ * What the body asks of an endpoint beyond chat itself: media inputs always (an endpoint that cannot
+ * read an image would drop it or refuse the request), parameters under `provider.require_parameters`.
+ */
 export function chatRequirements(body: ChatRequestBody): Requirement[] {
   const hard = body.provider?.require_parameters === true;
   const wants = (param: string) => ({
@@ -104,7 +120,12 @@ export function chatRequirements(body: ChatRequestBody): Requirement[] {
     hard,
     fits: (e: CatalogEndpointEntry) => e.capabilities.parameters?.includes(param) ?? true,
   });
-  const out: Requirement[] = [];
+  const out: Requirement[] = mediaKinds(body).map((kind) => ({
+    param: `${kind} inputs`,
+    hard: true,
+    // The endpoint's own list where the catalog gives one, else its model's.
+    fits: (e, model) => (e.capabilities.inputs ?? model.inputModalities).includes(kind),
+  }));
   if (body.tools?.length) out.push(wants("tools"));
   if (body.response_format && body.response_format.type !== "text") out.push(wants("response_format"));
   if (body.reasoning || body.reasoning_effort) out.push(wants("reasoning"));

@@ -15,7 +15,8 @@ export interface GuardrailScope {
 export interface Requirement {
   param: string;
   hard: boolean;
-  fits(endpoint: CatalogEndpointEntry): boolean;
+  /** `model` is the endpoint's model, for what the catalog says per model (its input modalities). */
+  fits(endpoint: CatalogEndpointEntry, model: CatalogModelEntry): boolean;
 }
 
 /** Model ids a list entry may name: slug, canonical slug, or the slug without `:free`. */
@@ -103,8 +104,9 @@ export function capabilityRefusal(
   requirements: Requirement[],
   requireParameters: boolean,
   endpoint: CatalogEndpointEntry,
+  model: CatalogModelEntry,
 ): string | null {
-  const missing = requirements.filter((r) => (r.hard || requireParameters) && !r.fits(endpoint));
+  const missing = requirements.filter((r) => (r.hard || requireParameters) && !r.fits(endpoint, model));
   if (missing.length === 0) return null;
   return `provider '${endpoint.provider}' does not support ${missing.map((r) => r.param).join(", ")}`;
 }

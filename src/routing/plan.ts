@@ -93,7 +93,12 @@ function filterEndpoint(
   if (region) return { ...base, kind: "region", reason: region };
   const pref = preferenceRefusal(req.provider, endpoint);
   if (pref) return { ...base, kind: "preference", reason: pref };
-  const cap = capabilityRefusal(req.requirements ?? [], req.provider?.require_parameters === true, endpoint);
+  const cap = capabilityRefusal(
+    req.requirements ?? [],
+    req.provider?.require_parameters === true,
+    endpoint,
+    model,
+  );
   if (cap) return { ...base, kind: "capability", reason: cap };
   const choice = chooseCredentials(endpoint, model, ctx.byok, ctx.caller, ctx.platformAvailable(endpoint));
   if (choice.refusal) return { ...base, kind: "credential", reason: choice.refusal };
