@@ -101,18 +101,29 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
       respond: (upstream, served) => {
         const costMicros = speechCostMicros(served.attempt.endpoint, input.length);
         // Native pipe: the bytes never pass through JavaScript, and the promise tells when the stream
-        // ended. A client that disconnects cancels `readable`, which errors the pipe and cancels the
-        // upstream body. The provider bills the whole input once it started speaking, so the charge
-        // does not depend on how much audio reached the client; an interruption is recorded.
+        // ended. A client that disconnects cancels `readable`, which errors `writable`, and the pipe
+        // cancels the upstream body. With preventAbort an upstream failure leaves `writable` alone, so
+        // which side ended the pipe is known: an errored `writable` is the client leaving (recorded
+        // cancelled, as chat records it), otherwise the upstream failed and the client's stream is
+        // errored here. The provider bills the whole input once it started speaking, so the charge
+        // does not depend on how much audio reached the client.
         const { readable, writable } = new IdentityTransformStream();
-        const done = upstream.body!.pipeTo(writable).then(
-          () => ({ costMicros, usage: { characters: input.length } }),
-          (err: unknown) => ({
-            costMicros,
-            usage: { characters: input.length },
-            status: "failed" as const,
-            error: signal.aborted ? "client disconnected" : `stream interrupted: ${String(err)}`,
-          }),
+        const usage = { characters: input.length };
+        const done = upstream.body!.pipeTo(writable, { preventAbort: true }).then(
+          () => ({ costMicros, usage }),
+          (err: unknown) => {
+            const writer = writable.getWriter();
+            if (signal.aborted || writer.desiredSize === null) {
+              return { costMicros, usage, status: "cancelled" as const, error: "client disconnected" };
+            }
+            writer.abort(err).catch(() => {});
+            return {
+              costMicros,
+              usage,
+              status: "failed" as const,
+              error: `stream interrupted: ${String(err)}`,
+            };
+          },
         );
         const response = new Response(readable, {
           status: 200,
