@@ -334,6 +334,11 @@ export const generations = sqliteTable(
     nativeFinishReason: text("native_finish_reason"),
     /** From the start of the attempt that served to the answer's end (its last byte, for a stream). */
     generationMs: integer("generation_ms"),
+    /** The provider's own id for its answer (`chatcmpl-...`, `msg_...`, a video job's id), when it gave one. */
+    upstreamId: text("upstream_id"),
+    /** The caller's `HTTP-Referer` and `User-Agent` headers (app attribution), cut to their bounds. */
+    httpReferer: text("http_referer"),
+    userAgent: text("user_agent"),
     createdAt: createdAt(),
   },
   (t) => [

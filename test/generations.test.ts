@@ -4,8 +4,13 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb, tables } from "../src/db/client";
+import anthropicText from "./fixtures/anthropic/text.sse?raw";
+import geminiText from "./fixtures/google-ai-studio/chat-text.sse?raw";
+import openaiText from "./fixtures/openai/chat-text.sse?raw";
+import responsesText from "./fixtures/openai/responses-text.sse?raw";
 import { createAccount, createKey } from "./helpers/accounts";
-import { call, errorOf } from "./helpers/http";
+import { gatewayHarness, sse } from "./helpers/anthropic-gateway";
+import { BASE, call, errorOf } from "./helpers/http";
 import { post } from "./helpers/media";
 import { sdkFor } from "./helpers/sdk";
 
@@ -307,6 +312,102 @@ describe("GET /generation", () => {
       expect((await errorOf(bad)).message).toContain("id");
     }
     expect((await call(`/generation?id=${id}`)).status).toBe(401);
+  });
+});
+
+describe("GET /generation: the provider's id for the answer, and who sent the request", () => {
+  const gateway = gatewayHarness();
+  const chatRequest = (key: string, model: string, headers: Record<string, string> = {}) =>
+    gateway.send(
+      new Request(`${BASE}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+        body: JSON.stringify({ model, messages: hi, stream: true }),
+      }),
+    );
+
+  it("upstream_id is each provider's own id, read from its stream whatever its wire format", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    gateway.upstream({
+      "POST api.openai.com/v1/chat/completions": sse(openaiText),
+      "POST api.anthropic.com/v1/messages": sse(anthropicText),
+      "POST generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent":
+        sse(geminiText),
+    });
+    const sdk = sdkFor(acct.apiKey);
+    const cases: Array<[string, string]> = [
+      ["openai/gpt-4.1-mini", "chatcmpl-CbT2xQ7vH1o9TnB3kP0aZrW4yE8sd"],
+      ["anthropic/claude-sonnet-4", "msg_01XFDUDYJgAACzvnptvVoYEL"],
+      ["google/gemini-2.5-flash", "mTtEaZ-dNqXZxs0PlKyk8QQ"],
+    ];
+    for (const [model, upstreamId] of cases) {
+      const { res, settled } = await chatRequest(acct.apiKey, model);
+      expect(res.status).toBe(200);
+      await res.text();
+      await settled();
+      const { data } = await sdk.generations.getGeneration({ id: res.headers.get("x-generation-id")! });
+      expect([model, data.upstreamId]).toEqual([model, upstreamId]);
+    }
+
+    // OpenAI's Responses API (a /responses request to OpenAI is passed through to it).
+    gateway.upstream({ "POST api.openai.com/v1/responses": sse(responsesText) });
+    const { res, settled } = await gateway.post("/responses", acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      input: "Hello",
+    });
+    expect(res.status).toBe(200);
+    await res.json();
+    await settled();
+    const { data } = await sdk.generations.getGeneration({ id: res.headers.get("x-generation-id")! });
+    expect(data.upstreamId).toBe("resp_68c7a1f0e5b08190b1c9a4d2e6f3a7c1");
+  });
+
+  it("records HTTP-Referer and User-Agent (cut to their bounds), and the sandbox's own answer id", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const sdk = sdkFor(acct.apiKey);
+    const { res, settled } = await chatRequest(acct.apiKey, "sandbox/chat-echo", {
+      "HTTP-Referer": "https://app.example.com/chat",
+      "User-Agent": "OpenAI/JS 6.9.1",
+    });
+    await res.text();
+    await settled();
+    const { data } = await sdk.generations.getGeneration({ id: res.headers.get("x-generation-id")! });
+    expect(data).toMatchObject({ httpReferer: "https://app.example.com/chat", userAgent: "OpenAI/JS 6.9.1" });
+    expect(data.upstreamId).toMatch(/^sandbox-[0-9a-f-]{36}$/);
+
+    // A browser's Referer stands in for HTTP-Referer; values past the bounds are cut, not refused.
+    const long = await chatRequest(acct.apiKey, "sandbox/chat-echo", {
+      Referer: `https://app.example.com/${"p".repeat(600)}`,
+      "User-Agent": "u".repeat(300),
+    });
+    expect(long.res.status).toBe(200);
+    await long.res.text();
+    await long.settled();
+    const { data: cut } = await sdk.generations.getGeneration({
+      id: long.res.headers.get("x-generation-id")!,
+    });
+    expect(cut.httpReferer).toHaveLength(512);
+    expect(cut.httpReferer!.startsWith("https://app.example.com/ppp")).toBe(true);
+    expect(cut.userAgent).toBe("u".repeat(256));
+
+    // Embeddings answer with no id of their own; the attribution is recorded all the same.
+    const embedded = await gateway.send(
+      new Request(`${BASE}/embeddings`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${acct.apiKey}`,
+          "content-type": "application/json",
+          "HTTP-Referer": "https://search.example.com",
+        },
+        body: JSON.stringify({ model: "sandbox/embed-small", input: "x" }),
+      }),
+    );
+    await embedded.res.json();
+    await embedded.settled();
+    const { data: vectors } = await sdk.generations.getGeneration({
+      id: embedded.res.headers.get("x-generation-id")!,
+    });
+    expect(vectors).toMatchObject({ httpReferer: "https://search.example.com", upstreamId: null });
   });
 });
 

@@ -19,7 +19,11 @@ async function usageUsd(key: string): Promise<number> {
 describe("video job lifecycle", () => {
   it("moves pending -> in_progress -> completed with alarms, polled through the SDK", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    const job = await submitOk(acct.apiKey, body, { "x-session-id": "film-session" });
+    const job = await submitOk(acct.apiKey, body, {
+      "x-session-id": "film-session",
+      "HTTP-Referer": "https://studio.example.com",
+      "User-Agent": "studio-cli/2.0",
+    });
     expect(job.id).toMatch(ID);
     expect(job.polling_url).toBe(`/api/v1/videos/${job.id}`);
     const client = sdk(acct.apiKey);
@@ -30,6 +34,7 @@ describe("video job lifecycle", () => {
     });
 
     await step(job.id); // submit upstream
+    const upstreamJobId = (await stateOf(job.id))!.current!.upstreamJobId;
     const running = await client.videoGeneration.getGeneration({ jobId: job.id });
     expect(running.status).toBe("in_progress");
     expect(running.usage).toBeUndefined();
@@ -55,6 +60,10 @@ describe("video job lifecycle", () => {
       costMicros: 200_000,
       sessionId: "film-session",
       streamed: false,
+      // The provider's job id, and who submitted it.
+      upstreamId: upstreamJobId,
+      httpReferer: "https://studio.example.com",
+      userAgent: "studio-cli/2.0",
     });
     expect(generation!.generationMs).toBeGreaterThanOrEqual(0);
   });

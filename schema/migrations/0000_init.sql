@@ -117,6 +117,9 @@ CREATE TABLE `generations` (
 	`finish_reason` text,
 	`native_finish_reason` text,
 	`generation_ms` integer,
+	`upstream_id` text,
+	`http_referer` text,
+	`user_agent` text,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
 );
 --> statement-breakpoint

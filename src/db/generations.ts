@@ -119,15 +119,15 @@ export function generationToWire(row: GenerationRow): Generation {
     workspace_id: row.workspaceId,
     external_user: row.user,
     session_id: row.sessionId,
+    http_referer: row.httpReferer,
+    user_agent: row.userAgent,
+    upstream_id: row.upstreamId,
     // Not recorded by this gateway.
     origin: "",
     app_id: null,
-    http_referer: null,
-    user_agent: null,
     preset_id: null,
     router: null,
     service_tier: null,
-    upstream_id: null,
     web_search_engine: null,
   };
 }

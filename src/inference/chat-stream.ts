@@ -53,9 +53,12 @@ export class Folded {
   finish: ChatChoiceDelta["finish_reason"] = null;
   native: string | null = null;
   usage?: ChatUsage;
+  /** The upstream's id for its answer, as its first chunk that names one says. */
+  upstreamId: string | null = null;
 
   add(chunk: ChatChunk): void {
     if (chunk.usage) this.usage = chunk.usage;
+    if (this.upstreamId === null && chunk.upstreamId) this.upstreamId = chunk.upstreamId;
     for (const choice of chunk.choices) {
       if (choice.index !== 0) continue;
       const d = choice.delta;
@@ -151,6 +154,7 @@ function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error:
     error,
     finishReason: folded.finish,
     nativeFinishReason: folded.native,
+    upstreamId: folded.upstreamId,
   };
 }
 

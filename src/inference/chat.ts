@@ -233,7 +233,14 @@ export async function runChat(
   const wire = format.passthrough ? { clientWire: format.passthrough.wire } : {};
 
   return runInference(
-    { env: c.env, auth, executionCtx: c.executionCtx, signal, trace: c.get("trace") },
+    {
+      env: c.env,
+      auth,
+      executionCtx: c.executionCtx,
+      signal,
+      trace: c.get("trace"),
+      headers: c.req.raw.headers,
+    },
     {
       capability: "chat",
       route: {

@@ -37,6 +37,8 @@ export interface InferenceIo {
   requestId?: string;
   /** The request's trace: model, provider, upstream time and cost go into its log line and Server-Timing. */
   trace?: RequestTrace;
+  /** The request's headers: its attribution (see `attributionOf`) goes on the generation record. */
+  headers?: Headers;
 }
 
 /** What a route tells the pipeline about its request, before any attempt. */
@@ -97,6 +99,28 @@ export interface Final {
    */
   finishReason?: string | null;
   nativeFinishReason?: string | null;
+  /** The provider's id for its answer, when it gave one (GET /generation's `upstream_id`). */
+  upstreamId?: string | null;
+}
+
+/** Longest attribution header values kept; longer ones are cut, never refused (browsers and SDKs set them). */
+const REFERER_MAX_LENGTH = 512;
+const USER_AGENT_MAX_LENGTH = 256;
+
+/**
+ * Who sent the request, for the generation record: the app's `HTTP-Referer` (OpenRouter's attribution
+ * header; a browser's `Referer` otherwise) and the client's `User-Agent`, each cut to its bound.
+ */
+export function attributionOf(headers: Headers | undefined): {
+  httpReferer: string | null;
+  userAgent: string | null;
+} {
+  const referer = headers?.get("http-referer") ?? headers?.get("referer");
+  const agent = headers?.get("user-agent");
+  return {
+    httpReferer: referer ? referer.slice(0, REFERER_MAX_LENGTH) : null,
+    userAgent: agent ? agent.slice(0, USER_AGENT_MAX_LENGTH) : null,
+  };
 }
 
 /**
@@ -193,6 +217,7 @@ export async function runInference<T, R extends Response = Response>(
     flags: spec.record.flags?.length ? spec.record.flags : null,
     sessionId: spec.record.sessionId ?? null,
     streamed: spec.record.streamed,
+    ...attributionOf(io.headers),
   };
 
   let outcome: Awaited<ReturnType<typeof runAttempts<T>>>;
@@ -274,6 +299,7 @@ export async function runInference<T, R extends Response = Response>(
         error: final.error ?? null,
         finishReason: final.finishReason ?? null,
         nativeFinishReason: final.nativeFinishReason ?? null,
+        upstreamId: final.upstreamId ?? null,
         generationMs: generationMs(),
       }),
     ),

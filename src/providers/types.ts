@@ -253,6 +253,8 @@ export interface ChatChunk {
   usage?: ChatUsage;
   /** The upstream's model id when it reports one. */
   model?: string;
+  /** The upstream's id for its answer (OpenAI's `chatcmpl-...`, Anthropic's `msg_...`), when it reports one. */
+  upstreamId?: string;
   /**
    * The upstream's own events this chunk was read from, in order (streams that name their `wire` only):
    * a client speaking that wire format gets them instead of a re-encoding. A chunk may carry events and

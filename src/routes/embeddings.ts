@@ -140,7 +140,14 @@ export const embeddingsRoutes = createRouter().openapi(createEmbeddings, async (
 
   const base64 = body.encoding_format === "base64";
   return runInference(
-    { env: c.env, auth, executionCtx: c.executionCtx, signal: c.req.raw.signal, trace: c.get("trace") },
+    {
+      env: c.env,
+      auth,
+      executionCtx: c.executionCtx,
+      signal: c.req.raw.signal,
+      trace: c.get("trace"),
+      headers: c.req.raw.headers,
+    },
     {
       capability: "embeddings",
       route: {

@@ -92,7 +92,14 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
   const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
 
   return runInference(
-    { env: c.env, auth, executionCtx: c.executionCtx, signal, trace: c.get("trace") },
+    {
+      env: c.env,
+      auth,
+      executionCtx: c.executionCtx,
+      signal,
+      trace: c.get("trace"),
+      headers: c.req.raw.headers,
+    },
     {
       capability: "speech",
       route: { modality: "speech", model: body.model, requirements: speechRequirements(body) },

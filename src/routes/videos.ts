@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import type { AuthContext } from "../db/auth-records";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
-import { sessionIdOf } from "../inference/pipeline";
+import { attributionOf, sessionIdOf } from "../inference/pipeline";
 import { ApiError, conflict, notFound } from "../lib/errors";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { requireManagementKey } from "../middleware/auth";
@@ -183,7 +183,8 @@ export const videosRoutes = createRouter()
     const body = c.req.valid("json");
     const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
     const request = sessionId == null ? body : { ...body, session_id: sessionId };
-    return c.json(await submitVideo(c.env, c.get("auth"), request, key, c.executionCtx), 200);
+    const attribution = attributionOf(c.req.raw.headers);
+    return c.json(await submitVideo(c.env, c.get("auth"), request, key, c.executionCtx, attribution), 200);
   })
   .openapi(list, async (c) => {
     const page = c.req.valid("query");

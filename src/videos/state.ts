@@ -62,6 +62,9 @@ export interface VideoJobState {
   user: string | null;
   /** The caller's session (absent in jobs started before it was kept). */
   sessionId?: string | null;
+  /** The caller's attribution headers (see attributionOf; absent in jobs started before they were kept). */
+  httpReferer?: string | null;
+  userAgent?: string | null;
   trace: Record<string, unknown> | null;
   webhook: WebhookState | null;
   /** False until the D1 row reflects the latest transition. */

@@ -140,6 +140,9 @@ export async function recordJobGeneration(d1: D1Database, s: VideoJobState): Pro
       error: s.error,
       sessionId: s.sessionId ?? null,
       streamed: false,
+      upstreamId: s.current?.upstreamJobId ?? null,
+      httpReferer: s.httpReferer ?? null,
+      userAgent: s.userAgent ?? null,
       // A job's generation runs from its submission to its end.
       generationMs: Math.max(0, Date.now() - s.createdAt),
     })

@@ -6,7 +6,7 @@ import type { AuthContext } from "../db/auth-records";
 import type { Bindings } from "../env";
 import type { WaitUntil } from "../generations/record";
 import { filterTexts } from "../guardrails/apply-filters";
-import { planAndAdmit } from "../inference/pipeline";
+import { attributionOf, planAndAdmit } from "../inference/pipeline";
 import { applyModelPreset } from "../inference/preset";
 import { ApiError, conflict } from "../lib/errors";
 import { sha256Hex } from "../lib/hash";
@@ -87,6 +87,7 @@ export async function submitVideo(
   body: VideoRequest,
   idempotencyKey: string | undefined,
   executionCtx?: WaitUntil,
+  attribution: ReturnType<typeof attributionOf> = attributionOf(undefined),
 ): Promise<VideoJobWire> {
   const hash = await requestHash(body);
   if (body.prompt) body = { ...body, prompt: filterTexts(auth.policy, [body.prompt]).texts[0] };
@@ -127,6 +128,7 @@ export async function submitVideo(
     attempts: plan.attempts,
     seconds: secondsOf(plan),
     reservation,
+    attribution,
   };
   try {
     return await startJob(env, auth, body, job);
@@ -158,6 +160,7 @@ interface AdmittedJob {
   attempts: PlannedAttempt[];
   seconds: number;
   reservation: Reservation;
+  attribution: ReturnType<typeof attributionOf>;
 }
 
 /**
@@ -170,7 +173,7 @@ async function startJob(
   body: VideoRequest,
   job: AdmittedJob,
 ): Promise<VideoJobWire> {
-  const { id: jobId, generationId, hash, idempotencyKey, attempts, seconds, reservation } = job;
+  const { id: jobId, generationId, hash, idempotencyKey, attempts, seconds, reservation, attribution } = job;
   const chosenModel = attempts[0]!.model;
   const row = {
     id: jobId,
@@ -226,6 +229,7 @@ async function startJob(
     callbackUrl: body.callback_url ?? null,
     user: body.user ?? null,
     sessionId: body.session_id ?? null,
+    ...attribution,
     trace: body.trace ?? null,
     webhook: null,
     synced: true,

@@ -94,6 +94,7 @@ export class AnthropicStreamReader {
   private readonly blocks = new Map<number, Block>();
   private readonly usage = new UsageCounter();
   private model: string | undefined;
+  private upstreamId: string | undefined;
   private tools = 0;
   private reasoningBlocks = 0;
   private started = false;
@@ -112,6 +113,7 @@ export class AnthropicStreamReader {
     }
     const out: ChatChunk = { choices: [choice] };
     if (this.model) out.model = this.model;
+    if (this.upstreamId) out.upstreamId = this.upstreamId;
     return out;
   }
 
@@ -135,6 +137,7 @@ export class AnthropicStreamReader {
       case "message_start": {
         const message = isObject(payload.message) ? payload.message : {};
         if (typeof message.model === "string") this.model = message.model;
+        if (typeof message.id === "string") this.upstreamId = message.id;
         this.usage.update(message.usage);
         return undefined;
       }
@@ -156,7 +159,11 @@ export class AnthropicStreamReader {
         const stop = typeof delta.stop_reason === "string" ? delta.stop_reason : undefined;
         const out = stop
           ? this.chunk({}, { raw: stop })
-          : { choices: [] as ChatChoiceDelta[], ...(this.model ? { model: this.model } : {}) };
+          : {
+              choices: [] as ChatChoiceDelta[],
+              ...(this.model ? { model: this.model } : {}),
+              ...(this.upstreamId ? { upstreamId: this.upstreamId } : {}),
+            };
         out.usage = this.usage.usage();
         return out;
       }

@@ -17,6 +17,7 @@ export interface GeminiEvent {
   promptFeedback?: { blockReason?: string };
   usageMetadata?: UsageMetadata;
   modelVersion?: string;
+  responseId?: string;
   error?: { code?: number; message?: string; status?: string };
 }
 
@@ -63,6 +64,7 @@ export class GeminiStreamReader {
   private finish?: { reason: ChatFinishReason; native: string };
   private usage?: UsageMetadata;
   private model?: string;
+  private upstreamId?: string;
 
   constructor(
     private readonly provider: string,
@@ -82,6 +84,7 @@ export class GeminiStreamReader {
     }
     if (event.usageMetadata) this.usage = event.usageMetadata;
     if (event.modelVersion) this.model = event.modelVersion;
+    if (event.responseId) this.upstreamId = event.responseId;
     const block = event.promptFeedback?.blockReason;
     if (block) this.finish = { reason: "content_filter", native: block };
     const candidate = event.candidates?.[0];
@@ -114,7 +117,11 @@ export class GeminiStreamReader {
   }
 
   private chunk(...choices: ChatChunk["choices"]): ChatChunk {
-    return { choices, ...(this.model ? { model: this.model } : {}) };
+    return {
+      choices,
+      ...(this.model ? { model: this.model } : {}),
+      ...(this.upstreamId ? { upstreamId: this.upstreamId } : {}),
+    };
   }
 
   private deltaOf(parts: GeminiPart[]): ChatDelta | undefined {

@@ -203,6 +203,8 @@ export function openAiChunk(payload: unknown, provider: string): ChatChunk | und
   if (usage) chunk.usage = usage;
   const model = str(payload.model);
   if (model) chunk.model = model;
+  const id = str(payload.id);
+  if (id) chunk.upstreamId = id;
   return chunk;
 }
 

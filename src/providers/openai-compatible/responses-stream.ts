@@ -63,6 +63,7 @@ type Item = { kind: "function"; toolIndex: number } | { kind: "reasoning"; index
 export class ResponsesStreamReader {
   private readonly items = new Map<number, Item>();
   private model: string | undefined;
+  private upstreamId: string | undefined;
   private tools = 0;
   private reasoningItems = 0;
   private started = false;
@@ -76,6 +77,7 @@ export class ResponsesStreamReader {
     }
     const out: ChatChunk = { choices: [{ index: 0, delta, finish_reason: null }] };
     if (this.model) out.model = this.model;
+    if (this.upstreamId) out.upstreamId = this.upstreamId;
     return out;
   }
 
@@ -91,6 +93,7 @@ export class ResponsesStreamReader {
     const usage = responsesUsageOf(response.usage);
     if (usage) out.usage = usage;
     if (this.model) out.model = this.model;
+    if (this.upstreamId) out.upstreamId = this.upstreamId;
     return out;
   }
 
@@ -116,6 +119,7 @@ export class ResponsesStreamReader {
       case "response.in_progress":
       case "response.queued":
         if (typeof response.model === "string") this.model = response.model;
+        if (typeof response.id === "string") this.upstreamId = response.id;
         return undefined;
       case "response.output_item.added":
         return this.itemAdded(outputIndex, isObject(payload.item) ? payload.item : {});

@@ -61,6 +61,8 @@ async function* generate(
   mode: StreamMode,
 ): AsyncGenerator<ChatChunk> {
   const model = call.endpoint.upstreamModel;
+  // The sandbox's own id for its answer, as a provider's would be (recorded as the generation's upstream_id).
+  const upstreamId = `sandbox-${crypto.randomUUID()}`;
   const options = request.passthrough ?? {};
   const pace = waitOption(options.pace_ms, 0);
   const limit = request.maxTokens ?? call.endpoint.capabilities.max_output_tokens ?? Number.POSITIVE_INFINITY;
@@ -91,7 +93,7 @@ async function* generate(
     if (step.reasoning) reasoning += step.tokens;
     const delta: ChatDelta = sent === 0 ? { role: "assistant", ...step.delta } : step.delta;
     sent++;
-    yield { choices: [{ index: 0, delta, finish_reason: null }], model };
+    yield { choices: [{ index: 0, delta, finish_reason: null }], model, upstreamId };
   }
   if (mode === "error-after-3") throw fail();
   if (mode === "truncated") return;
@@ -106,6 +108,7 @@ async function* generate(
     choices: [{ index: 0, delta: {}, finish_reason: finish, native_finish_reason: finish }],
     usage,
     model,
+    upstreamId,
   };
 }
 
