@@ -354,6 +354,8 @@ describe("anthropic chat: the stream", () => {
     expect(first).toEqual({
       choices: [{ index: 0, delta: { role: "assistant", content: "Hello" }, finish_reason: null }],
       model: "claude-sonnet-4-5-20250929",
+      // message_start's id: the record's upstream_id.
+      upstreamId: "msg_01XFDUDYJgAACzvnptvVoYEL",
     });
     // Each chunk carries the upstream events it was read from, in order, every event exactly once (the
     // first holds those before it; after it, an event with nothing to translate comes as a chunk of its own).

@@ -274,6 +274,8 @@ describe("google-gemini stream", () => {
       choices: [{ index: 0, delta: {}, finish_reason: "stop", native_finish_reason: "STOP" }],
       usage: { promptTokens: 8, completionTokens: 7 + 21, reasoningTokens: 21 },
       model: "gemini-2.5-flash",
+      // The events' responseId: the record's upstream_id.
+      upstreamId: "mTtEaZ-dNqXZxs0PlKyk8QQ",
     });
     expect(chunks.slice(0, -1).every((c) => c.usage === undefined)).toBe(true);
   });
@@ -416,6 +418,7 @@ describe("google-gemini stream", () => {
         ],
         usage: { promptTokens: 15, completionTokens: 0 },
         model: "gemini-2.5-flash",
+        upstreamId: "1TxEabu2CNfZxs0P85uY-Ak",
       },
     ]);
   });
@@ -449,6 +452,7 @@ describe("google-gemini stream", () => {
       choices: [],
       usage: { promptTokens: 8, completionTokens: 25, reasoningTokens: 21 },
       model: "gemini-2.5-flash",
+      upstreamId: "mTtEaZ-dNqXZxs0PlKyk8QQ",
     });
   });
 });

@@ -248,6 +248,8 @@ describe("openai-compatible chat: the stream", () => {
     expect(chunks[0]).toEqual({
       choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
       model: "gpt-4.1-mini-2025-04-14",
+      // The chunks' id: the record's upstream_id.
+      upstreamId: "chatcmpl-CbT2xQ7vH1o9TnB3kP0aZrW4yE8sd",
     });
     const folded = fold(chunks);
     expect(folded.content).toBe("Hello! How can I help?");
@@ -258,6 +260,8 @@ describe("openai-compatible chat: the stream", () => {
       choices: [],
       usage: { promptTokens: 19, completionTokens: 8 },
       model: "gpt-4.1-mini-2025-04-14",
+      // The chunks' id: the record's upstream_id.
+      upstreamId: "chatcmpl-CbT2xQ7vH1o9TnB3kP0aZrW4yE8sd",
     });
   });
 
@@ -393,6 +397,7 @@ describe("openai-compatible chat: the stream", () => {
         ],
         usage: { promptTokens: 5, completionTokens: 2 },
         model: "acme/chat-large",
+        upstreamId: "c1",
       },
     ]);
   });

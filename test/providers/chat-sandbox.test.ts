@@ -82,16 +82,22 @@ describe("sandbox/chat-echo", () => {
       // Prompt: ceil(9/4) + ceil(21/4) = 3 + 6; completion: one token a word.
       usage: { promptTokens: 9, completionTokens: words.length },
       model: "chat-echo",
+      upstreamId: chunks[0]!.upstreamId,
     });
+    // One id for the answer, on every chunk, as a provider's response id.
+    expect(chunks[0]!.upstreamId).toMatch(/^sandbox-/);
+    expect(new Set(chunks.map((c) => c.upstreamId)).size).toBe(1);
     expect(
       chunks.slice(0, -1).every((c) => c.usage === undefined && c.choices[0]!.finish_reason === null),
     ).toBe(true);
   });
 
-  it("answers the same chunks every time", async () => {
+  it("answers the same chunks every time, each answer under its own id", async () => {
     const a = await collect(await chat(say("same words"), ctx("chat-echo")));
     const b = await collect(await chat(say("same words"), ctx("chat-echo")));
-    expect(a).toEqual(b);
+    const withoutId = (chunks: typeof a) => chunks.map(({ upstreamId: _, ...chunk }) => chunk);
+    expect(withoutId(a)).toEqual(withoutId(b));
+    expect(a[0]!.upstreamId).not.toBe(b[0]!.upstreamId);
   });
 
   it("stops at maxTokens with finish_reason length and counts only what it sent", async () => {
