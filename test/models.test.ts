@@ -1,6 +1,6 @@
 // Model discovery through @openrouter/sdk: its parsers prove the shapes; the catalog decides the content.
 import { describe, expect, it } from "vitest";
-import { usdString } from "../src/routes/models";
+import { usdString } from "../src/routes/model-shapes";
 import { createAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 import { sdkFor } from "./helpers/sdk";

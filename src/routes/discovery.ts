@@ -16,7 +16,7 @@ import {
   ProvidersListSchema,
   type PublicEndpointSchema,
 } from "../schemas/models";
-import { architectureOf, modelsListBody, OUTPUT, PARAMETERS, pricingOf } from "./models";
+import { architectureOf, modelsListBody, OUTPUT, PARAMETERS, pricingOf } from "./model-shapes";
 
 const common = { method: "get" as const, security: [{ bearer: [] }] };
 

@@ -186,3 +186,164 @@ export const ModelEndpointsSchema = z
     }),
   })
   .openapi("ModelEndpoints");
+
+// ---- GET /models query (the filters @openrouter/sdk's models.list sends) ----
+
+/** A comma-separated list of lowercase words (`tools,response_format`). */
+const wordList = (name: string, description: string) =>
+  z
+    .string()
+    .regex(/^[a-z0-9_.-]+(,[a-z0-9_.-]+)*$/i, `${name} must be a comma-separated list`)
+    .optional()
+    .openapi({ param: { name, in: "query" }, description });
+
+const usdPerMillion = (name: string, description: string) =>
+  z.coerce
+    .number()
+    .min(0)
+    .optional()
+    .openapi({ param: { name, in: "query" }, description: `${description}, USD per million units` });
+
+const days = (name: string, description: string) =>
+  z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .openapi({ param: { name, in: "query" }, description });
+
+/** Sorts the catalog can answer; the rest order by data the gateway does not keep (see MODEL_SORTS_UNMEASURED). */
+export const MODEL_SORTS = [
+  "pricing-low-to-high",
+  "pricing-high-to-low",
+  "context-high-to-low",
+  "newest",
+] as const;
+/** Sorts by usage, performance or benchmark scores: no model has them here, so the default order stands. */
+export const MODEL_SORTS_UNMEASURED = [
+  "throughput-high-to-low",
+  "latency-low-to-high",
+  "most-popular",
+  "top-weekly",
+  "intelligence-high-to-low",
+  "coding-high-to-low",
+  "agentic-high-to-low",
+  "design-arena-elo-high-to-low",
+] as const;
+
+/**
+ * Filters on data this gateway does not keep (use-case categories, distillability, benchmark indices,
+ * tool-call success rates): a request naming one is refused, never answered with a list that ignores it.
+ */
+export const MODEL_FILTERS_UNTRACKED = [
+  "category",
+  "distillable",
+  "min_intelligence_index",
+  "max_intelligence_index",
+  "min_coding_index",
+  "max_coding_index",
+  "min_agentic_index",
+  "max_agentic_index",
+  "min_tool_success_rate",
+  "max_tool_success_rate",
+] as const;
+
+const untracked = (name: (typeof MODEL_FILTERS_UNTRACKED)[number]) =>
+  z
+    .string()
+    .optional()
+    .openapi({ param: { name, in: "query" }, description: "Not tracked by this gateway: refused with 400" });
+
+export const ModelsQuerySchema = OutputModalitiesQuerySchema.extend({
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .openapi({
+      param: { name: "offset", in: "query" },
+      description: "With neither offset nor limit: every model",
+    }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .openapi({ param: { name: "limit", in: "query" }, description: "Default 500 when offset is given" }),
+  supported_parameters: wordList("supported_parameters", "Models supporting every listed parameter"),
+  input_modalities: z
+    .string()
+    .regex(
+      /^(text|image|audio|video|file)(,(text|image|audio|video|file))*$/,
+      "input_modalities must be a comma-separated list of text, image, audio, video, file",
+    )
+    .optional()
+    .openapi({
+      param: { name: "input_modalities", in: "query" },
+      description: "Models reading every listed kind",
+    }),
+  q: z
+    .string()
+    .max(200)
+    .optional()
+    .openapi({ param: { name: "q", in: "query" }, description: "Words in the id, name or description" }),
+  context: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .openapi({ param: { name: "context", in: "query" }, description: "Minimum context length (tokens)" }),
+  min_price: usdPerMillion("min_price", "Minimum prompt price"),
+  max_price: usdPerMillion("max_price", "Maximum prompt price"),
+  min_output_price: usdPerMillion("min_output_price", "Minimum completion price"),
+  max_output_price: usdPerMillion("max_output_price", "Maximum completion price"),
+  arch: z
+    .string()
+    .max(100)
+    .optional()
+    .openapi({
+      param: { name: "arch", in: "query" },
+      description: "Model family (`architecture.tokenizer`)",
+    }),
+  model_authors: wordList("model_authors", "Authors: the id's part before the slash"),
+  providers: z
+    .string()
+    .max(1000)
+    .optional()
+    .openapi({
+      param: { name: "providers", in: "query" },
+      description: "Hosting providers, by slug or name",
+    }),
+  zdr: z
+    .enum(["true"])
+    .optional()
+    .openapi({
+      param: { name: "zdr", in: "query" },
+      description: "Only models with a zero-data-retention endpoint",
+    }),
+  region: z
+    .enum(["eu", "us"])
+    .optional()
+    .openapi({
+      param: { name: "region", in: "query" },
+      description: "Models with an endpoint serving the region",
+    }),
+  min_age_days: days("min_age_days", "Minimum days since the model's creation"),
+  max_age_days: days("max_age_days", "Maximum days since the model's creation"),
+  sort: z
+    .enum([...MODEL_SORTS, ...MODEL_SORTS_UNMEASURED])
+    .optional()
+    .openapi({ param: { name: "sort", in: "query" } }),
+  category: untracked("category"),
+  distillable: untracked("distillable"),
+  min_intelligence_index: untracked("min_intelligence_index"),
+  max_intelligence_index: untracked("max_intelligence_index"),
+  min_coding_index: untracked("min_coding_index"),
+  max_coding_index: untracked("max_coding_index"),
+  min_agentic_index: untracked("min_agentic_index"),
+  max_agentic_index: untracked("max_agentic_index"),
+  min_tool_success_rate: untracked("min_tool_success_rate"),
+  max_tool_success_rate: untracked("max_tool_success_rate"),
+});
+export type ModelsQuery = z.infer<typeof ModelsQuerySchema>;

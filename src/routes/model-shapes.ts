@@ -1,0 +1,147 @@
+// The catalog's models in the shapes the model listings answer (GET /models, /models/user,
+// /embeddings/models, /videos/models, a model's endpoints), as @openrouter/sdk parses them.
+import type { z } from "@hono/zod-openapi";
+import type { CatalogEndpointEntry, CatalogModelEntry } from "../catalog/types";
+import type { ModelSchema, VideoModelSchema } from "../schemas/models";
+
+/** Micro-dollars per unit as USD per unit, without float noise (0.02 -> "0.00000002"). */
+export function usdString(micros: number): string {
+  const fixed = (micros / 1e6).toFixed(14).replace(/0+$/, "").replace(/\.$/, "");
+  return fixed === "" ? "0" : fixed;
+}
+
+const union = <T>(
+  eps: CatalogEndpointEntry[],
+  pick: (e: CatalogEndpointEntry) => T[] | undefined,
+): T[] | null => {
+  const all = eps.flatMap((e) => pick(e) ?? []);
+  return all.length ? [...new Set(all)] : null;
+};
+
+export const OUTPUT: Record<CatalogModelEntry["modality"], string> = {
+  embeddings: "embeddings",
+  speech: "audio",
+  video: "video",
+  chat: "text",
+};
+
+export const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
+  embeddings: ["dimensions", "encoding_format", "input_type"],
+  speech: ["voice", "response_format", "speed"],
+  video: ["aspect_ratio", "resolution", "duration", "seed"],
+  chat: ["max_tokens", "temperature", "top_p", "stop", "seed"],
+};
+
+/** Model families by slug (OpenRouter's `architecture.tokenizer`), first match wins. */
+const TOKENIZERS: Array<[RegExp, string]> = [
+  [/^openai\//, "GPT"],
+  [/^anthropic\//, "Claude"],
+  [/^google\/gemma/, "Gemma"],
+  [/^google\//, "Gemini"],
+  [/^x-ai\//, "Grok"],
+  [/^deepseek\//, "DeepSeek"],
+  [/^mistralai\//, "Mistral"],
+  [/^meta-llama\/llama-4/, "Llama4"],
+  [/^meta-llama\/llama-3/, "Llama3"],
+  [/^qwen\/qwen3/, "Qwen3"],
+  [/^qwen\//, "Qwen"],
+  [/^cohere\//, "Cohere"],
+];
+
+const tokenizerOf = (slug: string) => TOKENIZERS.find(([pattern]) => pattern.test(slug))?.[1] ?? "Other";
+
+export function architectureOf(m: CatalogModelEntry): z.infer<typeof ModelSchema>["architecture"] {
+  const output = OUTPUT[m.modality];
+  if (m.modality !== "chat") {
+    return {
+      modality: `${m.inputModalities.join("+")}->${output}`,
+      input_modalities: m.inputModalities,
+      output_modalities: [output],
+    };
+  }
+  // OpenRouter's modality string names text and images only; audio, video and files show in input_modalities.
+  return {
+    modality: m.inputModalities.includes("image") ? "text+image->text" : "text->text",
+    input_modalities: m.inputModalities,
+    output_modalities: [output],
+    tokenizer: tokenizerOf(m.slug),
+  };
+}
+
+/**
+ * USD-per-unit strings of the first endpoint (the default route). Chat lists per-token prices as OpenRouter
+ * does; embeddings price the input token and speech the character. Undefined keys drop out of the JSON.
+ */
+export function pricingOf(
+  m: CatalogModelEntry,
+  first: CatalogEndpointEntry,
+): z.infer<typeof ModelSchema>["pricing"] {
+  const p = first.pricing;
+  const chat = m.modality === "chat";
+  const usd = (micros: number | undefined) => (chat && micros !== undefined ? usdString(micros) : undefined);
+  return {
+    prompt: usdString(p.input_token ?? p.character ?? 0),
+    completion: chat ? usdString(p.output_token ?? 0) : "0",
+    input_cache_read: usd(p.cache_read_token),
+    input_cache_write: usd(p.cache_write_token),
+    request: p.request ? usdString(p.request) : undefined,
+  };
+}
+
+function identityOf(m: CatalogModelEntry) {
+  return {
+    id: m.slug,
+    canonical_slug: m.canonicalSlug,
+    name: m.name,
+    created: m.created,
+    description: m.description,
+  };
+}
+
+export function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
+  const first = m.endpoints[0]!;
+  return {
+    ...identityOf(m),
+    context_length: m.contextLength,
+    architecture: architectureOf(m),
+    pricing: pricingOf(m, first),
+    top_provider: {
+      context_length: m.contextLength,
+      max_completion_tokens: first.capabilities.max_output_tokens ?? null,
+      is_moderated: false,
+    },
+    per_request_limits: null,
+    supported_parameters: union(m.endpoints, (e) => e.capabilities.parameters) ?? PARAMETERS[m.modality],
+    default_parameters: null,
+    supported_voices: m.modality === "speech" ? union(m.endpoints, (e) => e.capabilities.voices) : null,
+    links: { details: `/api/v1/models/${m.slug}/endpoints` },
+  };
+}
+
+export function toVideoModel(m: CatalogModelEntry): z.infer<typeof VideoModelSchema> {
+  const seconds = m.endpoints[0]!.pricing.video_second;
+  return {
+    ...identityOf(m),
+    allowed_passthrough_parameters: [],
+    creativity: null,
+    generate_audio: m.endpoints.some((e) => e.capabilities.audio_generation === true),
+    seed: m.endpoints.some((e) => e.capabilities.seed === true),
+    pricing_skus: seconds
+      ? Object.fromEntries(
+          Object.entries(seconds).map(([res, micros]) => [`per_second_${res}`, usdString(micros)]),
+        )
+      : null,
+    supported_aspect_ratios: union(m.endpoints, (e) => e.capabilities.aspect_ratios),
+    supported_durations: union(m.endpoints, (e) => e.capabilities.durations),
+    supported_frame_images: union(m.endpoints, (e) => e.capabilities.frame_images),
+    supported_resolutions: union(m.endpoints, (e) => e.capabilities.resolutions),
+    supported_sizes: null,
+    upscale_factor: null,
+  };
+}
+
+export const modelsListBody = (models: CatalogModelEntry[]) => ({
+  data: models.map(toModel),
+  links: { next: null },
+  total_count: models.length,
+});

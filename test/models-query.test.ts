@@ -1,0 +1,169 @@
+// GET /models' query through @openrouter/sdk's models.list: each filter, sort and page against the catalog
+// as the unfiltered list shows it; filters on data the gateway does not keep are refused.
+import { describe, expect, it } from "vitest";
+import { createAccount } from "./helpers/accounts";
+import { call, errorOf } from "./helpers/http";
+import { sdkFor } from "./helpers/sdk";
+
+type Listing = Awaited<ReturnType<ReturnType<typeof sdkFor>["models"]["list"]>>["result"];
+type Model = Listing["data"][number];
+type ListRequest = NonNullable<Parameters<ReturnType<typeof sdkFor>["models"]["list"]>[0]>;
+
+async function lister() {
+  const acct = await createAccount();
+  const sdk = sdkFor(acct.apiKey);
+  const list = async (request: ListRequest = {}) => (await sdk.models.list(request)).result;
+  const all = (await list()).data;
+  return { acct, list, all };
+}
+
+const ids = (models: Model[]) => models.map((m) => m.id);
+/** USD per million units, from the listing's USD-per-unit string. */
+const perMillion = (usd: string) => Number(usd) * 1e6;
+
+describe("GET /models filters", () => {
+  it("supported_parameters keeps the models listing every one of them", async () => {
+    const { list, all } = await lister();
+    const { data, totalCount } = await list({ supportedParameters: "tools,response_format" });
+    const expected = all.filter(
+      (m) => m.supportedParameters.includes("tools") && m.supportedParameters.includes("response_format"),
+    );
+    expect(ids(data)).toEqual(ids(expected));
+    expect(totalCount).toBe(expected.length);
+    expect(ids(data)).toContain("openai/gpt-4.1-mini");
+    // A model with tools but no response_format is left out.
+    expect(ids(data)).not.toContain("sandbox/chat-tools");
+    expect(ids(all.filter((m) => m.supportedParameters.includes("tools")))).toContain("sandbox/chat-tools");
+  });
+
+  it("output and input modalities: the outputs listed, and every input listed", async () => {
+    const { list, all } = await lister();
+    const embeddings = await list({ outputModalities: "embeddings" });
+    expect(embeddings.data.length).toBeGreaterThan(0);
+    expect(embeddings.data.every((m) => m.architecture.outputModalities[0] === "embeddings")).toBe(true);
+    const spoken = await list({ outputModalities: "text,audio" });
+    expect(ids(spoken.data)).toEqual(
+      ids(all.filter((m) => ["text", "audio"].includes(m.architecture.outputModalities[0]!))),
+    );
+
+    const { data } = await list({ inputModalities: "image,file" });
+    const expected = all.filter(
+      (m) =>
+        m.architecture.inputModalities.includes("image") && m.architecture.inputModalities.includes("file"),
+    );
+    expect(ids(data)).toEqual(ids(expected));
+    expect(ids(data)).toContain("google/gemini-2.5-flash");
+    expect(ids(data)).not.toContain("anthropic/claude-sonnet-4");
+  });
+
+  it("authors, providers (slug or name), family, words, context, prices, ZDR, region and age", async () => {
+    const { list, all } = await lister();
+    const authors = (await list({ modelAuthors: "anthropic,openai" })).data;
+    expect(ids(authors)).toEqual(ids(all.filter((m) => /^(anthropic|openai)\//.test(m.id))));
+
+    const bySlug = ids((await list({ providers: "groq" })).data);
+    expect(bySlug).toEqual([
+      "meta-llama/llama-3.1-8b-instruct",
+      "meta-llama/llama-3.3-70b-instruct",
+      "openai/gpt-oss-120b",
+    ]);
+    expect(ids((await list({ providers: "Groq" })).data)).toEqual(bySlug);
+
+    expect(ids((await list({ arch: "claude" })).data)).toEqual(
+      ids(all.filter((m) => m.architecture.tokenizer === "Claude")),
+    );
+    expect(ids((await list({ q: "Haiku" })).data)).toEqual(["anthropic/claude-3.5-haiku"]);
+
+    const large = (await list({ context: 1_000_000 })).data;
+    expect(large.length).toBeGreaterThan(0);
+    expect(ids(large)).toEqual(ids(all.filter((m) => (m.contextLength ?? 0) >= 1_000_000)));
+
+    const cheap = (await list({ maxPrice: 0.5, minOutputPrice: 0.1 })).data;
+    expect(cheap.length).toBeGreaterThan(0);
+    expect(ids(cheap)).toEqual(
+      ids(all.filter((m) => perMillion(m.pricing.prompt) <= 0.5 && perMillion(m.pricing.completion) >= 0.1)),
+    );
+    expect(ids((await list({ minPrice: 10 })).data)).toEqual(
+      ids(all.filter((m) => perMillion(m.pricing.prompt) >= 10)),
+    );
+
+    // Every catalog model has an endpoint serving Europe; the sandbox's are zero-data-retention.
+    expect(ids((await list({ region: "eu" })).data)).toContain("openai/gpt-4.1-mini");
+    const zdr = ids((await list({ zdr: "true" })).data);
+    expect(zdr).toContain("sandbox/chat-echo");
+    expect(zdr.length).toBeLessThan(all.length);
+
+    const nowS = Date.now() / 1000;
+    const recent = (await list({ maxAgeDays: 400 })).data;
+    expect(ids(recent)).toEqual(ids(all.filter((m) => nowS - m.created <= 400 * 86_400)));
+    expect(ids((await list({ minAgeDays: 400 })).data)).toEqual(
+      ids(all.filter((m) => nowS - m.created >= 400 * 86_400)),
+    );
+  });
+
+  it("sorts by price, context or age; usage and benchmark sorts keep the catalog's order", async () => {
+    const { list, all } = await lister();
+    const average = (m: Model) => (Number(m.pricing.prompt) + Number(m.pricing.completion)) / 2;
+    const cheapest = (await list({ sort: "pricing-low-to-high" })).data;
+    expect(cheapest).toHaveLength(all.length);
+    for (let i = 1; i < cheapest.length; i++)
+      expect(average(cheapest[i]!)).toBeGreaterThanOrEqual(average(cheapest[i - 1]!));
+    const dearest = (await list({ sort: "pricing-high-to-low" })).data;
+    expect(average(dearest[0]!)).toBe(Math.max(...all.map(average)));
+    const newest = (await list({ sort: "newest" })).data;
+    for (let i = 1; i < newest.length; i++)
+      expect(newest[i]!.created).toBeLessThanOrEqual(newest[i - 1]!.created);
+    const widest = (await list({ sort: "context-high-to-low" })).data;
+    expect(widest[0]!.contextLength).toBe(Math.max(...all.map((m) => m.contextLength ?? 0)));
+    expect(ids((await list({ sort: "throughput-high-to-low" })).data)).toEqual(ids(all));
+  });
+
+  it("pages with offset and limit, the next link carrying the filters", async () => {
+    const { list, all } = await lister();
+    const chat = all.filter((m) => m.architecture.outputModalities[0] === "text");
+    const seen: string[] = [];
+    let page = await list({ outputModalities: "text", limit: 7, offset: 0 });
+    for (;;) {
+      expect(page.totalCount).toBe(chat.length);
+      expect(page.data.length).toBeLessThanOrEqual(7);
+      seen.push(...ids(page.data));
+      if (!page.links.next) break;
+      const next = new URL(page.links.next, "http://x").searchParams;
+      expect(next.get("output_modalities")).toBe("text");
+      page = await list({
+        outputModalities: "text",
+        offset: Number(next.get("offset")),
+        limit: Number(next.get("limit")),
+      });
+    }
+    expect(seen).toEqual(ids(chat));
+    expect(seen.length).toBeGreaterThan(7);
+  });
+});
+
+describe("GET /models refusals", () => {
+  it("a filter on data the gateway does not keep is a 400 naming it", async () => {
+    const { acct } = await lister();
+    const res = await call("/models?category=programming&min_coding_index=50", { key: acct.apiKey });
+    expect(res.status).toBe(400);
+    const error = await errorOf(res);
+    expect(error.message).toContain("category, min_coding_index");
+    expect(error.metadata).toEqual({ parameters: ["category", "min_coding_index"] });
+  });
+
+  it("malformed values are 400s", async () => {
+    const { acct } = await lister();
+    for (const query of [
+      "limit=0",
+      "limit=1001",
+      "input_modalities=smell",
+      "sort=random",
+      "region=mars",
+      "max_price=-1",
+    ]) {
+      const res = await call(`/models?${query}`, { key: acct.apiKey });
+      expect([query, res.status]).toEqual([query, 400]);
+      await errorOf(res);
+    }
+  });
+});
