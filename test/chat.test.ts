@@ -7,9 +7,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { getCatalog } from "../src/catalog/cache";
 import { findModel } from "../src/catalog/types";
 import { getDb, tables } from "../src/db/client";
-import { chatPrice, estimatePromptTokens } from "../src/inference/chat";
+import { chatPrice, estimatePromptTokens, IMAGE_PROMPT_TOKENS } from "../src/inference/chat";
 import { addByok, createAccount, createKey } from "./helpers/accounts";
-import { BASE, call } from "./helpers/http";
+import { BASE, call, errorOf } from "./helpers/http";
 import { post, type StreamedCall, streamed } from "./helpers/media";
 import { sdkFor } from "./helpers/sdk";
 import { mockUpstream } from "./helpers/upstream";
@@ -425,6 +425,52 @@ describe("money", () => {
     expect(records.reduce((s, g) => s + g.costMicros, 0)).toBe(reported);
     const key = (await (await call("/key", { key: capped.key })).json()) as { data: { usage: number } };
     expect(Math.round(key.data.usage * 1_000_000)).toBe(reported);
+  });
+});
+
+describe("images and long contexts", () => {
+  /** A user message with a base64 "photo" of `bytes` bytes. */
+  const photo = (bytes: number) => [
+    {
+      role: "user" as const,
+      content: [
+        { type: "text" as const, text: "What is in this photo?" },
+        {
+          type: "image_url" as const,
+          image_url: { url: `data:image/jpeg;base64,${"A".repeat(Math.ceil(bytes / 3) * 4)}` },
+        },
+      ],
+    },
+  ];
+
+  it("a 3 MB photo is estimated as an image, not as a million tokens of base64", () => {
+    const text = estimatePromptTokens([{ role: "user", content: "What is in this photo?" }]);
+    const image = estimatePromptTokens(photo(3_000_000));
+    expect(image - text).toBeGreaterThanOrEqual(IMAGE_PROMPT_TOKENS);
+    expect(image - text).toBeLessThan(IMAGE_PROMPT_TOKENS + 50);
+  });
+
+  it("a chat carrying a 3 MB photo is served on a few cents of credit (over 1 MiB, under 16 MiB)", async () => {
+    // Reserving its base64 as text would hold about $0.50 here (a million tokens at $0.50 per million).
+    const acct = await createAccount({ creditsUsd: 0.05 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      messages: photo(3_000_000),
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { choices: Array<{ message: { content: string } }> };
+    expect(answer.choices[0]!.message.content).toContain("What is in this photo?");
+    await settled();
+  });
+
+  it("a body over 16 MiB is refused with 413 before anything else", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      messages: photo(13 * 1024 * 1024),
+    });
+    expect(res.status).toBe(413);
+    expect((await errorOf(res)).message).toContain("16 MiB");
   });
 });
 

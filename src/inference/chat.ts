@@ -48,9 +48,34 @@ export const CHAT_COMPLETIONS: ChatClientFormat = {
 /** Completion tokens reserved when neither the request nor the endpoint bounds the answer. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4_096;
 
-/** Prompt tokens, estimated generously before the call (about 3 characters a token, plus framing). */
-export function estimatePromptTokens(messages: unknown[]): number {
-  return Math.ceil(JSON.stringify(messages).length / 3) + 4 * messages.length;
+/** Tokens an image is estimated at, whatever its size: the largest images providers take cost 1.5k to 2.5k. */
+export const IMAGE_PROMPT_TOKENS = 2_500;
+/** Base64 characters of audio per estimated token (about 32 tokens a second of compressed audio, generously). */
+const AUDIO_CHARS_PER_TOKEN = 500;
+
+/**
+ * Prompt tokens, estimated generously before the call: about 3 characters a token of the messages' JSON,
+ * plus framing. Images and audio are estimated by kind rather than by their base64 text (a 3 MB photo
+ * is about 2,000 tokens, not a million): the estimate is the reservation, and the usage billed when an
+ * upstream reports none. A file part (a PDF) stays at its characters: its pages decide its tokens.
+ */
+export function estimatePromptTokens(messages: ChatMessage[]): number {
+  let mediaChars = 0;
+  let mediaTokens = 0;
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const p of m.content) {
+      if (p.type === "image_url") {
+        mediaChars += p.image_url.url.length;
+        mediaTokens += IMAGE_PROMPT_TOKENS;
+      } else if (p.type === "input_audio") {
+        mediaChars += p.input_audio.data.length;
+        mediaTokens += Math.ceil(p.input_audio.data.length / AUDIO_CHARS_PER_TOKEN);
+      }
+    }
+  }
+  const chars = JSON.stringify(messages).length - mediaChars;
+  return Math.ceil(chars / 3) + mediaTokens + 4 * messages.length;
 }
 
 /** The cost of a usage on an endpoint, micro-dollars (fractional), split into prompt and completion. */

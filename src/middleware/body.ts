@@ -5,16 +5,25 @@ import type { AppEnv } from "../env";
 import { ApiError, badRequest } from "../lib/errors";
 
 const MIB = 1024 * 1024;
-/** Management bodies are small; inference bodies may carry base64 media (frames, voice references). */
+/**
+ * Management bodies are small; inference bodies may carry base64 media (frames, voice references,
+ * images and files in a conversation) and chat long contexts (a million-token prompt is about 4 MB).
+ * 16 MiB stays well inside an isolate's 128 MB with the parsed body and the upstream's copy beside it.
+ */
 export const BODY_LIMITS = {
   default: 1 * MIB,
   embeddings: 4 * MIB,
   media: 16 * MIB,
+  chat: 16 * MIB,
 } as const;
+
+/** Chat, responses and messages (and their presets and token counting) end with one of these. */
+const CHAT_PATHS = ["/chat/completions", "/responses", "/messages", "/messages/count_tokens"];
 
 function limitFor(path: string): number {
   if (path.endsWith("/embeddings")) return BODY_LIMITS.embeddings;
   if (path.endsWith("/videos") || path.endsWith("/audio/speech")) return BODY_LIMITS.media;
+  if (CHAT_PATHS.some((p) => path.endsWith(p))) return BODY_LIMITS.chat;
   return BODY_LIMITS.default;
 }
 
