@@ -6,6 +6,7 @@ import { toUpstreamError, UpstreamError, withoutSecrets } from "../providers/err
 import type { CallContext, UpstreamCredential } from "../providers/types";
 import type { PlannedAttempt, RoutePlan } from "../routing/plan";
 import { attemptDeadlineMs, DEFAULT_DEADLINES } from "./deadlines";
+import { noteAttempt } from "./health";
 
 /** One attempt as recorded on the generation (no secrets). */
 export interface AttemptLog {
@@ -120,18 +121,23 @@ export async function runAttempts<T>(plan: RoutePlan, opts: RunOptions<T>): Prom
     try {
       const deadline = Math.min(attemptDeadlineMs(opts.modality, attempt.endpoint), remaining);
       const value = await oneAttempt(attempt, credential, deadline, opts);
-      log.push({ ...entry, outcome: "ok", duration_ms: Date.now() - t0 });
+      const ok: AttemptLog = { ...entry, outcome: "ok", duration_ms: Date.now() - t0 };
+      log.push(ok);
+      noteAttempt(ok);
       return { ok: true, value, attempt, credential, log };
     } catch (err) {
       const error = err as UpstreamError;
       failures.push({ attempt, error });
-      log.push({
+      const failed: AttemptLog = {
         ...entry,
         outcome: error.kind,
         ...(error.status != null ? { status: error.status } : {}),
         ...(error.providerCode != null ? { provider_code: error.providerCode } : {}),
         duration_ms: Date.now() - t0,
-      });
+      };
+      log.push(failed);
+      // A client that left cut the attempt short: that says nothing about the endpoint.
+      if (!opts.signal?.aborted) noteAttempt(failed);
       if (!error.retryable) break;
     }
   }

@@ -12,6 +12,7 @@ import type { UpstreamCredential } from "../providers/types";
 import type { ByokRecord } from "../routing/byok";
 import type { GuardrailScope } from "../routing/filters";
 import type { PlannedAttempt } from "../routing/plan";
+import { isDown } from "./health";
 
 /** Each guardrail on its own, so a refusal names the one that refused. */
 export function guardrailScopes(rows: GuardrailRow[]): GuardrailScope[] {
@@ -104,5 +105,6 @@ export async function routeContextFor(env: Bindings, auth: AuthContext) {
     guardrails: guardrailScopes(auth.guardrails),
     caller: { keyHash: auth.key.hash, userId: auth.key.creatorUserId },
     platformAvailable: platformAvailability(env),
+    isDown,
   };
 }

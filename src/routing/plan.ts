@@ -40,6 +40,8 @@ export interface RouteContext {
   caller: Caller;
   /** Whether the platform holds a key for this endpoint's provider (or its adapter needs none). */
   platformAvailable(endpoint: CatalogEndpointEntry): boolean;
+  /** Whether the endpoint had an outage just now (see inference/health.ts): default order tries it last. */
+  isDown?(endpointId: string): boolean;
 }
 
 export interface PlannedAttempt {
@@ -105,19 +107,30 @@ function filterEndpoint(
   return choice.credentials;
 }
 
-/** Orders one model's surviving endpoints: provider.order first, then catalog order (or price with sort). */
-function orderEndpoints(survivors: Survivor[], prefs: ProviderPreferences | null | undefined): Survivor[] {
+/**
+ * Orders one model's surviving endpoints: provider.order first, then catalog order (or price with sort).
+ * With neither (default routing), endpoints with an outage just now go after the others, as OpenRouter's
+ * load balancing avoids them; an explicit order or sort is the caller's and is kept as given.
+ */
+function orderEndpoints(
+  survivors: Survivor[],
+  prefs: ProviderPreferences | null | undefined,
+  isDown: ((endpointId: string) => boolean) | undefined,
+): Survivor[] {
   const order = prefs?.order ?? [];
   const rank = (s: Survivor) => {
     const i = order.indexOf(s.endpoint.provider);
     return i === -1 ? order.length : i;
   };
   const { by } = sortOf(prefs);
+  const avoid = order.length === 0 && !prefs?.sort && isDown ? isDown : undefined;
+  const down = (s: Survivor) => (avoid?.(s.endpoint.id) ? 1 : 0);
   const indexed = survivors.map((s, i) => ({ s, i }));
   indexed.sort(
     (a, b) =>
       rank(a.s) - rank(b.s) ||
       (by === "price" ? unitPrice(a.s.endpoint) - unitPrice(b.s.endpoint) : 0) ||
+      down(a.s) - down(b.s) ||
       a.i - b.i,
   );
   let ordered = indexed.map((x) => x.s);
@@ -154,7 +167,7 @@ export function planRoute(req: RouteRequest, ctx: RouteContext): RoutePlan {
       if (Array.isArray(result)) survivors.push({ model, endpoint, credentials: result });
       else rejections.push(result);
     }
-    perModel.push(orderEndpoints(survivors, req.provider));
+    perModel.push(orderEndpoints(survivors, req.provider, ctx.isDown));
   }
 
   const { by, partition } = sortOf(req.provider);
