@@ -8,7 +8,7 @@ import { getDb, tables } from "../src/db/client";
 import { createAccount } from "./helpers/accounts";
 import { BASE, call, errorOf } from "./helpers/http";
 import { BLOCKED_URLS } from "./helpers/ssrf-corpus";
-import { driveUntil, submit, submitOk } from "./helpers/videos";
+import { driveUntil, stateOf, submit, submitOk } from "./helpers/videos";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -144,6 +144,25 @@ describe("Idempotency-Key", () => {
     expect(rows).toHaveLength(1);
     const usage = (await (await call("/key", { key: acct.apiKey })).json()) as { data: { usage: number } };
     expect(usage.data.usage).toBeCloseTo(0.1, 6);
+  });
+
+  it("replays the job for a retry whose headers differ (a session or user agent is not the request)", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const key = crypto.randomUUID();
+    const first = await submitOk(acct.apiKey, base, { "Idempotency-Key": key, "x-session-id": "take-1" });
+    const retry = await submit(acct.apiKey, base, {
+      "Idempotency-Key": key,
+      "x-session-id": "take-2",
+      "User-Agent": "retrying-client/1.1",
+    });
+    expect(retry.status).toBe(200);
+    expect(((await retry.json()) as { id: string }).id).toBe(first.id);
+    // The job keeps the first request's session.
+    expect((await stateOf(first.id)).sessionId).toBe("take-1");
+    // A session in the body is the request's own: another one there is another request.
+    const res = await submit(acct.apiKey, { ...base, session_id: "take-3" }, { "Idempotency-Key": key });
+    expect(res.status).toBe(409);
+    await errorOf(res);
   });
 
   it("refuses the same key with a different body with 409", async () => {

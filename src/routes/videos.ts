@@ -181,10 +181,11 @@ export const videosRoutes = createRouter()
   .openapi(submit, async (c) => {
     const key = c.req.valid("header")["idempotency-key"];
     const body = c.req.valid("json");
-    const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
-    const request = sessionId == null ? body : { ...body, session_id: sessionId };
-    const attribution = attributionOf(c.req.raw.headers);
-    return c.json(await submitVideo(c.env, c.get("auth"), request, key, c.executionCtx, attribution), 200);
+    const headers = {
+      sessionId: sessionIdOf(c.req.header("x-session-id"), body.session_id),
+      ...attributionOf(c.req.raw.headers),
+    };
+    return c.json(await submitVideo(c.env, c.get("auth"), body, key, c.executionCtx, headers), 200);
   })
   .openapi(list, async (c) => {
     const page = c.req.valid("query");

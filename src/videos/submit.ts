@@ -81,13 +81,22 @@ function adapterRequest(body: VideoRequest): VideoSubmitRequest {
   };
 }
 
+/**
+ * What the request's headers add to the job's generation record: the `x-session-id` session (the
+ * body's `session_id` wins) and the attribution headers. They are not part of the request an
+ * Idempotency-Key names, so a retry that sends other headers still replays the first job.
+ */
+export interface SubmitHeaders extends ReturnType<typeof attributionOf> {
+  sessionId: string | null;
+}
+
 export async function submitVideo(
   env: Bindings,
   auth: AuthContext,
   body: VideoRequest,
   idempotencyKey: string | undefined,
   executionCtx?: WaitUntil,
-  attribution: ReturnType<typeof attributionOf> = attributionOf(undefined),
+  headers: SubmitHeaders = { sessionId: null, ...attributionOf(undefined) },
 ): Promise<VideoJobWire> {
   const hash = await requestHash(body);
   if (body.prompt) body = { ...body, prompt: filterTexts(auth.policy, [body.prompt]).texts[0] };
@@ -128,7 +137,7 @@ export async function submitVideo(
     attempts: plan.attempts,
     seconds: secondsOf(plan),
     reservation,
-    attribution,
+    headers,
   };
   try {
     return await startJob(env, auth, body, job);
@@ -160,7 +169,7 @@ interface AdmittedJob {
   attempts: PlannedAttempt[];
   seconds: number;
   reservation: Reservation;
-  attribution: ReturnType<typeof attributionOf>;
+  headers: SubmitHeaders;
 }
 
 /**
@@ -173,7 +182,7 @@ async function startJob(
   body: VideoRequest,
   job: AdmittedJob,
 ): Promise<VideoJobWire> {
-  const { id: jobId, generationId, hash, idempotencyKey, attempts, seconds, reservation, attribution } = job;
+  const { id: jobId, generationId, hash, idempotencyKey, attempts, seconds, reservation, headers } = job;
   const chosenModel = attempts[0]!.model;
   const row = {
     id: jobId,
@@ -228,8 +237,9 @@ async function startJob(
     error: null,
     callbackUrl: body.callback_url ?? null,
     user: body.user ?? null,
-    sessionId: body.session_id ?? null,
-    ...attribution,
+    sessionId: body.session_id ?? headers.sessionId,
+    httpReferer: headers.httpReferer,
+    userAgent: headers.userAgent,
     trace: body.trace ?? null,
     webhook: null,
     synced: true,
