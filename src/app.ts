@@ -1,6 +1,7 @@
-// The root app: request id and log line, route guard, auth, region ingress, body rules, route mounts,
-// errors, the OpenAPI document and its reference page.
+// The root app: request id and log line, route guard, CORS, auth, region ingress, body rules, route
+// mounts, errors, the OpenAPI document and its reference page.
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
@@ -64,16 +65,40 @@ const routes = new RouteTable(() => app.routes);
 
 app.use("*", requestId);
 
+/** A browser's CORS preflight: OPTIONS with an Origin, answered by `browsers` below. */
+const isPreflight = (req: { method: string; header(name: string): string | undefined }) =>
+  req.method === "OPTIONS" && req.header("origin") !== undefined;
+
 app.use("*", async (c, next) => {
   const methods = routes.methodsFor(c.req.path);
   if (methods.length === 0) throw new ApiError(404, `No route for ${c.req.method} ${c.req.path}`);
-  if (!methods.includes(c.req.method)) {
+  if (!methods.includes(c.req.method) && !isPreflight(c.req)) {
     throw new ApiError(405, `Method ${c.req.method} is not allowed on ${c.req.path}`, undefined, {
       Allow: methods.join(", "),
     });
   }
   await next();
 });
+
+/**
+ * Browsers may call the API from any origin with a key in a header (no cookies are read, so no
+ * credentials are allowed): a preflight is answered before auth, and answers expose the headers a
+ * client reads. Only requests that carry an Origin pay for it (SDKs on servers send none).
+ */
+const browsers = cors({
+  origin: "*",
+  maxAge: 86_400,
+  exposeHeaders: [
+    "X-Request-Id",
+    "X-Generation-Id",
+    "Server-Timing",
+    "Retry-After",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+  ],
+});
+app.use(`${API_PREFIX}/*`, (c, next) => (c.req.header("origin") === undefined ? next() : browsers(c, next)));
 
 app.use(`${API_PREFIX}/*`, async (c, next) => {
   if (PUBLIC_PATHS.has(c.req.path)) return next();
