@@ -339,6 +339,8 @@ export const generations = sqliteTable(
     /** The caller's `HTTP-Referer` and `User-Agent` headers (app attribution), cut to their bounds. */
     httpReferer: text("http_referer"),
     userAgent: text("user_agent"),
+    /** The preset the request ran under (its id), if any. */
+    presetId: text("preset_id"),
     createdAt: createdAt(),
   },
   (t) => [

@@ -147,6 +147,45 @@ describe("POST /chat/completions under a preset", () => {
     expect(answer.choices[0]!.message.content).toContain("Hello there gateway");
   });
 
+  it("the generation names the preset it ran under, on chat, responses and messages alike", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = slugOf();
+    const preset = await chatPreset(acct.managementKey, slug, { model: "sandbox/chat-echo" });
+    const presetOf = async (path: string, body: Record<string, unknown>) => {
+      const sent = await post(path, acct.apiKey, body);
+      expect(sent.res.status).toBe(200);
+      await sent.res.text();
+      await sent.settled();
+      const { data } = await sdk(acct.apiKey).generations.getGeneration({
+        id: sent.res.headers.get("x-generation-id")!,
+      });
+      return data.presetId;
+    };
+    expect(await presetOf("/chat/completions", { model: `@preset/${slug}`, messages: [hi] })).toBe(preset.id);
+    expect(await presetOf("/responses", { preset: slug, input: "Hello" })).toBe(preset.id);
+    expect(
+      await presetOf("/messages", {
+        model: `sandbox/chat-echo@preset/${slug}`,
+        max_tokens: 16,
+        messages: [hi],
+      }),
+    ).toBe(preset.id);
+    expect(await presetOf("/chat/completions", { model: "sandbox/chat-echo", messages: [hi] })).toBeNull();
+
+    // On embeddings only a preset's routing applies; the record names it all the same.
+    const embedSlug = slugOf();
+    const made = await call(`/presets/${embedSlug}/responses`, {
+      method: "POST",
+      key: acct.managementKey,
+      body: { model: "sandbox/embed-small" },
+    });
+    expect(made.status).toBe(200);
+    const { data: embedPreset } = (await made.json()) as { data: { id: string } };
+    expect(await presetOf("/embeddings", { model: `@preset/${embedSlug}`, input: "hello" })).toBe(
+      embedPreset.id,
+    );
+  });
+
   it("the request wins: its fields over the preset's, its own system message instead of the preset's", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const slug = slugOf();

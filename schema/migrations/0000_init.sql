@@ -120,6 +120,7 @@ CREATE TABLE `generations` (
 	`upstream_id` text,
 	`http_referer` text,
 	`user_agent` text,
+	`preset_id` text,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
 );
 --> statement-breakpoint

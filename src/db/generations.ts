@@ -122,10 +122,10 @@ export function generationToWire(row: GenerationRow): Generation {
     http_referer: row.httpReferer,
     user_agent: row.userAgent,
     upstream_id: row.upstreamId,
+    preset_id: row.presetId,
     // Not recorded by this gateway.
     origin: "",
     app_id: null,
-    preset_id: null,
     router: null,
     service_tier: null,
     web_search_engine: null,

@@ -22,6 +22,7 @@ import {
   sseAnswer,
 } from "./chat-stream";
 import { runInference, sessionIdOf } from "./pipeline";
+import type { UnderPreset } from "./preset";
 
 /** Writes an answer as a stream or as one JSON body. */
 export interface AnswerFormat {
@@ -240,7 +241,7 @@ export function adapterRequest(
  */
 export async function runChat(
   c: Context<AppEnv>,
-  body: ChatRequestBody,
+  { body, presetId }: UnderPreset<ChatRequestBody>,
   format: ChatClientFormat = CHAT_COMPLETIONS,
   extras: ChatRequestExtras = {},
 ): Promise<Response> {
@@ -350,6 +351,7 @@ export async function runChat(
         apiType: format.apiType,
         streamed: streaming,
         sessionId,
+        presetId,
       },
       timeoutStatus: 408,
     },

@@ -67,6 +67,8 @@ export interface InferenceSpec<T, R extends Response = Response> extends Inferen
     streamed: boolean;
     /** The caller's session (see `sessionIdOf`). */
     sessionId?: string | null;
+    /** The preset the route applied to the request itself (chat's); a model preset is found here. */
+    presetId?: string | null;
   };
   /** 408 for embeddings (the spec lists it), 524 otherwise. */
   timeoutStatus?: 408 | 524;
@@ -144,6 +146,8 @@ export interface Admitted {
   context: RouteContext;
   generationId: string;
   reservation: Reservation;
+  /** The preset a `model: "@preset/<slug>"` named, if any. */
+  presetId: string | null;
 }
 
 /**
@@ -155,7 +159,7 @@ export async function planFor(
   env: Bindings,
   auth: AuthContext,
   spec: Pick<InferencePlanSpec, "capability" | "route">,
-): Promise<{ context: RouteContext; plan: RoutePlan }> {
+): Promise<{ context: RouteContext; plan: RoutePlan; presetId: string | null }> {
   const adapterFits = {
     param: spec.capability,
     hard: true,
@@ -171,7 +175,7 @@ export async function planFor(
     { catalog, region: env.REGION, ...context },
   );
   assertRoutable(plan);
-  return { context, plan };
+  return { context, plan, presetId: route.presetId ?? null };
 }
 
 /** Plan, then admit; under a re-read auth record the plan is made again (see billing/authority.ts). */
@@ -183,7 +187,7 @@ export async function planAndAdmit(
   let auth = io.auth;
   const generationId = newGenerationId();
   const planUnder = (a: AuthContext) => planFor(env, a, spec);
-  let { context, plan } = await planUnder(auth);
+  let { context, plan, presetId } = await planUnder(auth);
   const reservation = await admit(
     env,
     auth,
@@ -191,11 +195,11 @@ export async function planAndAdmit(
     executionCtx,
     async (fresh) => {
       auth = fresh;
-      ({ context, plan } = await planUnder(fresh));
+      ({ context, plan, presetId } = await planUnder(fresh));
       return admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs);
     },
   );
-  return { auth, plan, context, generationId, reservation };
+  return { auth, plan, context, generationId, reservation, presetId };
 }
 
 export async function runInference<T, R extends Response = Response>(
@@ -203,7 +207,7 @@ export async function runInference<T, R extends Response = Response>(
   spec: InferenceSpec<T, R>,
 ): Promise<R> {
   const { env, executionCtx } = io;
-  const { auth, plan, context, generationId, reservation } = await planAndAdmit(io, spec);
+  const { auth, plan, context, generationId, reservation, presetId } = await planAndAdmit(io, spec);
   const base: Omit<GenerationRecord, "model" | "status" | "usage"> = {
     id: generationId,
     accountId: auth.account.id,
@@ -216,6 +220,7 @@ export async function runInference<T, R extends Response = Response>(
     user: spec.record.user ?? null,
     flags: spec.record.flags?.length ? spec.record.flags : null,
     sessionId: spec.record.sessionId ?? null,
+    presetId: spec.record.presetId ?? presetId,
     streamed: spec.record.streamed,
     ...attributionOf(io.headers),
   };

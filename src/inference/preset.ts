@@ -19,6 +19,12 @@ import {
 
 type RoutingFields = Pick<RouteRequest, "model" | "models" | "provider">;
 
+/** A request under the preset it named: `presetId` is that preset's id (null when it named none). */
+export interface UnderPreset<T> {
+  body: T;
+  presetId: string | null;
+}
+
 /**
  * A preset holds a responses-style config; on embeddings, speech and video only its routing fields apply
  * (`model: "@preset/<slug>"` or `"<model>@preset/<slug>"`): `model` is the one named before the preset,
@@ -28,7 +34,7 @@ export async function applyModelPreset<T extends RoutingFields>(
   env: Bindings,
   auth: AuthContext,
   route: T,
-): Promise<T> {
+): Promise<T & { presetId?: string }> {
   const ref = presetRefOf(route.model);
   if (!ref) return route;
   const { slug } = ref;
@@ -48,7 +54,13 @@ export async function applyModelPreset<T extends RoutingFields>(
     }
     preferences = parsed.data;
   }
-  return { ...route, model, models: route.models ?? models ?? null, provider: preferences };
+  return {
+    ...route,
+    model,
+    models: route.models ?? models ?? null,
+    provider: preferences,
+    presetId: preset.presetId,
+  };
 }
 
 async function presetOf(env: Bindings, auth: AuthContext, slug: string): Promise<ResolvedPreset> {
@@ -96,9 +108,9 @@ export async function applyChatPreset(
   env: Bindings,
   auth: AuthContext,
   body: ChatRequestBody,
-): Promise<ChatRequestBody> {
+): Promise<UnderPreset<ChatRequestBody>> {
   const named = await namedPreset(env, auth, body.preset, body.model);
-  if (!named) return body;
+  if (!named) return { body, presetId: null };
   const { preset, slug } = named;
   const stored: Record<string, unknown> = { ...preset.config };
   if (stored.max_tokens === undefined && stored.max_completion_tokens === undefined) {
@@ -119,12 +131,11 @@ export async function applyChatPreset(
   if (preset.systemPrompt != null && !hasInstructions(body.messages)) {
     merged.messages = [{ role: "system", content: preset.systemPrompt }, ...body.messages];
   }
-  return merged as ChatRequestBody;
+  return { body: merged as ChatRequestBody, presetId: preset.presetId };
 }
 
 /** A responses request under its preset, and what a preset made from a chat body adds in chat's own names. */
-export interface ResponsesUnderPreset {
-  body: ResponsesRequest;
+export interface ResponsesUnderPreset extends UnderPreset<ResponsesRequest> {
   /** Chat fields of the preset (a chat-made preset's `stop`, `seed`, `max_tokens`, chat-shaped `tools`, ...): they fill what the translated request leaves undefined. */
   chatDefaults: Partial<ChatRequestBody>;
 }
@@ -143,7 +154,7 @@ export async function applyResponsesPreset(
   body: ResponsesRequest,
 ): Promise<ResponsesUnderPreset> {
   const named = await namedPreset(env, auth, body.preset, body.model);
-  if (!named) return { body, chatDefaults: {} };
+  if (!named) return { body, chatDefaults: {}, presetId: null };
   const { preset, slug } = named;
   const merged: Record<string, unknown> = { ...body, preset: undefined, model: named.model };
   const chatDefaults: Record<string, unknown> = {};
@@ -172,7 +183,11 @@ export async function applyResponsesPreset(
   if (body.instructions === undefined && preset.systemPrompt != null) {
     merged.instructions = preset.systemPrompt;
   }
-  return { body: merged as ResponsesRequest, chatDefaults: chatDefaults as Partial<ChatRequestBody> };
+  return {
+    body: merged as ResponsesRequest,
+    chatDefaults: chatDefaults as Partial<ChatRequestBody>,
+    presetId: preset.presetId,
+  };
 }
 
 const isResponsesField = (f: string): f is (typeof PRESET_CONFIG_FIELDS)[number] =>

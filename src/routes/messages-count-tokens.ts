@@ -44,7 +44,7 @@ export const countTokensRoutes = createRouter().openapi(countTokens, async (c) =
   const auth = c.get("auth");
   // max_tokens only bounds an answer; no answer here (chatBodyOf's type wants one, the count ignores it).
   const { max_tokens: _unused, ...chat } = chatBodyOf({ ...c.req.valid("json"), max_tokens: 1 });
-  const body = await applyChatPreset(c.env, auth, chat);
+  const { body } = await applyChatPreset(c.env, auth, chat);
   const inputTokens = await countChatTokens(
     { env: c.env, auth, signal: c.req.raw.signal, trace: c.get("trace") },
     body,

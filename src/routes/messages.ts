@@ -51,6 +51,6 @@ const createMessages = apiRoute(
 
 export const messagesRoutes = createRouter().openapi(createMessages, async (c) => {
   // The preset first: its system prompt is filtered, counted and sent like the caller's own.
-  const body = await applyChatPreset(c.env, c.get("auth"), chatBodyOf(c.req.valid("json")));
-  return runChat(c, body, MESSAGES, { anthropic: anthropicHeadersOf((name) => c.req.header(name)) });
+  const request = await applyChatPreset(c.env, c.get("auth"), chatBodyOf(c.req.valid("json")));
+  return runChat(c, request, MESSAGES, { anthropic: anthropicHeadersOf((name) => c.req.header(name)) });
 });

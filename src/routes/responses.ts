@@ -34,6 +34,10 @@ const createResponses = apiRoute(
 );
 
 export const responsesRoutes = createRouter().openapi(createResponses, async (c) => {
-  const { body, chatDefaults } = await applyResponsesPreset(c.env, c.get("auth"), c.req.valid("json"));
-  return runChat(c, responsesToChat(body, chatDefaults), responsesFormat(body));
+  const { body, chatDefaults, presetId } = await applyResponsesPreset(
+    c.env,
+    c.get("auth"),
+    c.req.valid("json"),
+  );
+  return runChat(c, { body: responsesToChat(body, chatDefaults), presetId }, responsesFormat(body));
 });

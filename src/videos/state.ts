@@ -65,6 +65,8 @@ export interface VideoJobState {
   /** The caller's attribution headers (see attributionOf; absent in jobs started before they were kept). */
   httpReferer?: string | null;
   userAgent?: string | null;
+  /** The preset the request named (absent in jobs started before it was kept). */
+  presetId?: string | null;
   trace: Record<string, unknown> | null;
   webhook: WebhookState | null;
   /** False until the D1 row reflects the latest transition. */

@@ -128,7 +128,7 @@ export async function submitVideo(
     },
   );
   auth = admitted.auth;
-  const { plan, generationId, reservation } = admitted;
+  const { plan, generationId, reservation, presetId } = admitted;
   const job = {
     id: newVideoJobId(),
     generationId,
@@ -138,6 +138,7 @@ export async function submitVideo(
     seconds: secondsOf(plan),
     reservation,
     headers,
+    presetId,
   };
   try {
     return await startJob(env, auth, body, job);
@@ -170,6 +171,7 @@ interface AdmittedJob {
   seconds: number;
   reservation: Reservation;
   headers: SubmitHeaders;
+  presetId: string | null;
 }
 
 /**
@@ -182,7 +184,17 @@ async function startJob(
   body: VideoRequest,
   job: AdmittedJob,
 ): Promise<VideoJobWire> {
-  const { id: jobId, generationId, hash, idempotencyKey, attempts, seconds, reservation, headers } = job;
+  const {
+    id: jobId,
+    generationId,
+    hash,
+    idempotencyKey,
+    attempts,
+    seconds,
+    reservation,
+    headers,
+    presetId,
+  } = job;
   const chosenModel = attempts[0]!.model;
   const row = {
     id: jobId,
@@ -240,6 +252,7 @@ async function startJob(
     sessionId: body.session_id ?? headers.sessionId,
     httpReferer: headers.httpReferer,
     userAgent: headers.userAgent,
+    presetId,
     trace: body.trace ?? null,
     webhook: null,
     synced: true,
