@@ -5,7 +5,14 @@
 // provider's outage stops costing every request a failed attempt (or a whole first-byte deadline).
 // After the cooldown the next request tries it first again, and its first failure marks it down anew.
 // Isolate memory, never the truth: each isolate learns on its own, and nothing is refused for it.
-import type { AttemptLog } from "./attempts";
+
+/** What an attempt said, as the attempt log records it (attempts.ts). */
+export interface AttemptNews {
+  endpoint_id: string;
+  /** "ok", or the failure's kind (http, timeout, connection, credential, invalid_response). */
+  outcome: string;
+  status?: number;
+}
 
 export const OUTAGE_WINDOW_MS = 30_000;
 export const OUTAGE_FAILURES = 3;
@@ -22,16 +29,13 @@ interface Health {
 const health = new Map<string, Health>();
 
 /** Whether an attempt's failure says the endpoint is out (not the caller's request or its key). */
-export function isOutage(entry: Pick<AttemptLog, "outcome" | "status">): boolean {
+export function isOutage(entry: Pick<AttemptNews, "outcome" | "status">): boolean {
   if (entry.outcome === "timeout" || entry.outcome === "connection") return true;
   return entry.outcome === "http" && entry.status !== undefined && entry.status >= 500;
 }
 
 /** Notes what one attempt said about its endpoint. */
-export function noteAttempt(
-  entry: Pick<AttemptLog, "endpoint_id" | "outcome" | "status">,
-  now = Date.now(),
-): void {
+export function noteAttempt(entry: AttemptNews, now = Date.now()): void {
   const id = entry.endpoint_id;
   if (entry.outcome === "ok") {
     health.delete(id);
