@@ -109,11 +109,16 @@ describe("the generated chat section", () => {
       capabilities: { max_output_tokens: 64000 },
     });
     expect(e!.capabilities.parameters).toEqual(expect.arrayContaining(["tools", "reasoning", "temperature"]));
+    // The dataset lists text and images; the config adds PDF files, which Claude reads as documents.
     expect(sonnet).toMatchObject({
       maker: "vendor_c",
       context_length: 200000,
-      input_modalities: ["text", "image"],
+      input_modalities: ["text", "image", "file"],
     });
+    expect(e!.capabilities.inputs).toEqual(["text", "image", "file"]);
+    // Where the dataset and the config agree on text only, the endpoint reads text only.
+    const deepseek = generated.find((m) => m.slug === "deepseek/deepseek-chat-v3.1")!;
+    expect(deepseek.endpoints.map((d) => d.capabilities.inputs)).toEqual([["text"], ["text"]]);
     // GPT-5 takes no temperature: the dataset says so and the listed parameters follow.
     const gpt5 = generated.find((m) => m.slug === "openai/gpt-5")!.endpoints[0]!;
     expect(gpt5.capabilities.parameters).not.toContain("temperature");

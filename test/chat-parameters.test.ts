@@ -4,6 +4,7 @@
 // files): an endpoint whose inputs lack the kind is never tried, on every inference format.
 import { describe, expect, it } from "vitest";
 import { openAiChatBody } from "../src/providers/openai-compatible/chat";
+import anthropicText from "./fixtures/anthropic/text.sse?raw";
 import textStream from "./fixtures/openai/chat-text.sse?raw";
 import responsesStream from "./fixtures/openai/responses-text.sse?raw";
 import { createAccount } from "./helpers/accounts";
@@ -153,6 +154,30 @@ describe("media parts an endpoint cannot read", () => {
     expect(mock.requests).toHaveLength(1);
     const sent = mock.requests[0]!.body as { messages: Array<{ content: Array<{ type: string }> }> };
     expect(sent.messages[0]!.content.map((p) => p.type)).toEqual(["text", "image_url"]);
+  });
+
+  it("go where the catalog adds what the dataset misses: a PDF reaches Claude as a document", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ "POST api.anthropic.com/v1/messages": sse(anthropicText) });
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "anthropic/claude-sonnet-4",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Summarise this" },
+            {
+              type: "file",
+              file: { filename: "a.pdf", file_data: "data:application/pdf;base64,JVBERi0xLjQ=" },
+            },
+          ],
+        },
+      ],
+    });
+    expect(res.status).toBe(200);
+    await res.json();
+    const sent = mock.requests[0]!.body as { messages: Array<{ content: Array<{ type: string }> }> };
+    expect(sent.messages[0]!.content.map((b) => b.type)).toEqual(["text", "document"]);
   });
 
   it("are checked per kind: audio to a model that reads text and images is refused", async () => {

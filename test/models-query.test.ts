@@ -53,7 +53,7 @@ describe("GET /models filters", () => {
     );
     expect(ids(data)).toEqual(ids(expected));
     expect(ids(data)).toContain("google/gemini-2.5-flash");
-    expect(ids(data)).not.toContain("anthropic/claude-sonnet-4");
+    expect(ids(data)).not.toContain("mistralai/mistral-small");
   });
 
   it("authors, providers (slug or name), family, words, context, prices, ZDR, region and age", async () => {

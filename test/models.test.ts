@@ -34,7 +34,7 @@ describe("model discovery", () => {
     });
     expect(sonnet.architecture).toEqual({
       modality: "text+image->text",
-      inputModalities: ["text", "image"],
+      inputModalities: ["text", "image", "file"],
       outputModalities: ["text"],
       tokenizer: "Claude",
     });

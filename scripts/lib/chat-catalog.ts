@@ -52,6 +52,11 @@ export const ChatProvidersConfigSchema = z.strictObject({
         name: z.string().min(1).optional(),
         /** A sentence appended to the description. */
         note: z.string().min(1).optional(),
+        /**
+         * Input kinds the model reads that the dataset does not list (it knows of no PDF input for
+         * Claude, say): added to every endpoint's, which the provider's `input_modalities` still narrow.
+         */
+        inputs: CatalogModelSchema.shape.input_modalities.unwrap().optional(),
         /** In routing preference order; `model` is the dataset's model id, sent upstream as is. */
         endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1) })).min(1),
       }),
@@ -118,13 +123,15 @@ function endpointInputs(
   m: DatasetModel,
 ): InputModality[] {
   const carried = config.providers[providerSlug]!.input_modalities;
-  const inputs = new Set(
-    m.modalities.input.map((i) => {
+  const added = config.models.find((entry) => entry.slug === slug)?.inputs ?? [];
+  const inputs = new Set([
+    ...m.modalities.input.map((i) => {
       const modality = MODALITY[i];
       if (!modality) throw new Error(`${slug}: unknown input modality '${i}'`);
       return modality;
     }),
-  );
+    ...added,
+  ]);
   return MODALITY_ORDER.filter((k) => inputs.has(k) && (carried?.includes(k) ?? true));
 }
 
