@@ -21,8 +21,22 @@ import {
   type StreamFormat,
   sseAnswer,
 } from "./chat-stream";
-import { runInference, sessionIdOf } from "./pipeline";
+import { requestIo, runInference, sessionIdOf } from "./pipeline";
 import type { UnderPreset } from "./preset";
+
+/**
+ * The route of a chat body: with no `model`, the first of `models` is the model and the rest its
+ * fallbacks; the body's provider preferences and requirements.
+ */
+export function chatRoute(body: ChatRequestBody, model: string) {
+  return {
+    modality: "chat" as const,
+    model,
+    models: body.model ? body.models : body.models?.slice(1),
+    provider: body.provider,
+    requirements: chatRequirements(body),
+  };
+}
 
 /** Writes an answer as a stream or as one JSON body. */
 export interface AnswerFormat {
@@ -258,102 +272,86 @@ export async function runChat(
   // Adapters that can answer in the client's own wire format do, so the answer can pass through.
   const wire = format.passthrough ? { clientWire: format.passthrough.wire } : {};
 
-  return runInference(
-    {
-      env: c.env,
-      auth,
-      executionCtx: c.executionCtx,
-      signal,
-      trace: c.get("trace"),
-      headers: c.req.raw.headers,
+  return runInference(requestIo(c), {
+    capability: "chat",
+    route: chatRoute(body, model),
+    worstCaseMicros: (a) => {
+      const { prompt, completion } = chatPrice(a.endpoint)({
+        promptTokens: promptEstimate,
+        completionTokens: Number.isFinite(maxOutputOf(body, a.endpoint))
+          ? maxOutputOf(body, a.endpoint)
+          : DEFAULT_MAX_OUTPUT_TOKENS,
+      });
+      // Cache writes can cost more than plain input: reserve for the dearer of the two.
+      const write = a.endpoint.pricing.cache_write_token ?? 0;
+      return (
+        prompt + completion + Math.max(0, write - (a.endpoint.pricing.input_token ?? 0)) * promptEstimate
+      );
     },
-    {
-      capability: "chat",
-      route: {
-        modality: "chat",
-        model,
-        models: body.model ? body.models : body.models?.slice(1),
-        provider: body.provider,
-        requirements: chatRequirements(body),
-      },
-      worstCaseMicros: (a) => {
-        const { prompt, completion } = chatPrice(a.endpoint)({
-          promptTokens: promptEstimate,
-          completionTokens: Number.isFinite(maxOutputOf(body, a.endpoint))
-            ? maxOutputOf(body, a.endpoint)
-            : DEFAULT_MAX_OUTPUT_TOKENS,
-        });
-        // Cache writes can cost more than plain input: reserve for the dearer of the two.
-        const write = a.endpoint.pricing.cache_write_token ?? 0;
-        return (
-          prompt + completion + Math.max(0, write - (a.endpoint.pricing.input_token ?? 0)) * promptEstimate
+    call: async (adapter, attempt, ctx): Promise<OpenedChat> => {
+      // The upstream request outlives the attempt (it streams on after the first event): its own
+      // abort, tied to the attempt's until the first event has arrived.
+      const abort = new AbortController();
+      const onAbort = () => abort.abort(ctx.signal.reason);
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        const stream = await adapter.chat!(
+          adapterRequest(body, messages, attempt.endpoint, {
+            ...extras,
+            ...wire,
+          }),
+          {
+            ...ctx,
+            signal: abort.signal,
+            ...(echoes ? { onUpstreamBody: (sent: unknown) => echoes.push(sent) } : {}),
+          },
         );
-      },
-      call: async (adapter, attempt, ctx): Promise<OpenedChat> => {
-        // The upstream request outlives the attempt (it streams on after the first event): its own
-        // abort, tied to the attempt's until the first event has arrived.
-        const abort = new AbortController();
-        const onAbort = () => abort.abort(ctx.signal.reason);
-        ctx.signal.addEventListener("abort", onAbort, { once: true });
-        try {
-          const stream = await adapter.chat!(
-            adapterRequest(body, messages, attempt.endpoint, {
-              ...extras,
-              ...wire,
-            }),
-            {
-              ...ctx,
-              signal: abort.signal,
-              ...(echoes ? { onUpstreamBody: (sent: unknown) => echoes.push(sent) } : {}),
-            },
-          );
-          // Errors before the first event are scrubbed by the attempt runner; later ones here.
-          const iterator = scrubbingIterator(stream[Symbol.asyncIterator](), [ctx.credential.apiKey]);
-          const first = await iterator.next();
-          return { iterator, first, abort, wire: stream.wire };
-        } catch (err) {
-          abort.abort(err);
-          throw err;
-        } finally {
-          ctx.signal.removeEventListener("abort", onAbort);
-        }
-      },
-      respond: async (opened, served) => {
-        const meta: ChatMeta = {
-          id: served.generationId,
-          created: Math.floor(Date.now() / 1000),
-          model: served.attempt.model.slug,
-          provider: served.attempt.endpoint.provider,
-          isByok: served.isByok,
-          promptEstimate,
-          price: chatPrice(served.attempt.endpoint),
-          ...(echoes ? { echo: echoes } : {}),
-        };
-        // Same wire format upstream and client: the upstream's events, not a re-encoding of them. Content
-        // filters only apply to the request, so nothing on the way back needs the re-encoding path.
-        const way = opened.wire && format.passthrough?.wire === opened.wire ? format.passthrough : format;
-        if (streaming) return sseAnswer(opened, meta, way.stream(meta));
-        const onLeave = () => opened.abort.abort(signal.reason);
-        signal.addEventListener("abort", onLeave, { once: true });
-        const answer = await jsonAnswer(opened, meta, (json) => c.json(json as never, 200), way.json(meta));
-        signal.removeEventListener("abort", onLeave);
-        if ("error" in answer) {
-          const err = answer.error instanceof UpstreamError ? answer.error : undefined;
-          if (!err) throw answer.error;
-          throw finalError([{ attempt: served.attempt, error: err }], 524);
-        }
-        return { response: answer.response, done: Promise.resolve(answer.final) };
-      },
-      record: {
-        metadata: body.trace ?? null,
-        user: body.user ?? null,
-        flags,
-        apiType: format.apiType,
-        streamed: streaming,
-        sessionId,
-        presetId,
-      },
-      timeoutStatus: 408,
+        // Errors before the first event are scrubbed by the attempt runner; later ones here.
+        const iterator = scrubbingIterator(stream[Symbol.asyncIterator](), [ctx.credential.apiKey]);
+        const first = await iterator.next();
+        return { iterator, first, abort, wire: stream.wire };
+      } catch (err) {
+        abort.abort(err);
+        throw err;
+      } finally {
+        ctx.signal.removeEventListener("abort", onAbort);
+      }
     },
-  );
+    respond: async (opened, served) => {
+      const meta: ChatMeta = {
+        id: served.generationId,
+        created: Math.floor(Date.now() / 1000),
+        model: served.attempt.model.slug,
+        provider: served.attempt.endpoint.provider,
+        isByok: served.isByok,
+        promptEstimate,
+        price: chatPrice(served.attempt.endpoint),
+        ...(echoes ? { echo: echoes } : {}),
+      };
+      // Same wire format upstream and client: the upstream's events, not a re-encoding of them. Content
+      // filters only apply to the request, so nothing on the way back needs the re-encoding path.
+      const way = opened.wire && format.passthrough?.wire === opened.wire ? format.passthrough : format;
+      if (streaming) return sseAnswer(opened, meta, way.stream(meta));
+      const onLeave = () => opened.abort.abort(signal.reason);
+      signal.addEventListener("abort", onLeave, { once: true });
+      const answer = await jsonAnswer(opened, meta, (json) => c.json(json as never, 200), way.json(meta));
+      signal.removeEventListener("abort", onLeave);
+      if ("error" in answer) {
+        const err = answer.error instanceof UpstreamError ? answer.error : undefined;
+        if (!err) throw answer.error;
+        throw finalError([{ attempt: served.attempt, error: err }], 524);
+      }
+      return { response: answer.response, done: Promise.resolve(answer.final) };
+    },
+    record: {
+      metadata: body.trace ?? null,
+      user: body.user ?? null,
+      flags,
+      apiType: format.apiType,
+      streamed: streaming,
+      sessionId,
+      presetId,
+    },
+    timeoutStatus: 408,
+  });
 }

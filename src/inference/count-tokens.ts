@@ -15,7 +15,7 @@ import { runAttempts } from "./attempts";
 import {
   adapterRequest,
   type ChatRequestExtras,
-  chatRequirements,
+  chatRoute,
   estimatePromptTokens,
   filteredMessages,
 } from "./chat";
@@ -44,13 +44,7 @@ export async function countChatTokens(
   const { messages } = filteredMessages(body, auth.policy);
   const { context, plan } = await planFor(env, auth, {
     capability: "chat",
-    route: {
-      modality: "chat",
-      model,
-      models: body.model ? body.models : body.models?.slice(1),
-      provider: body.provider,
-      requirements: chatRequirements(body),
-    },
+    route: chatRoute(body, model),
   });
   const outcome = await runAttempts<number>(plan, {
     modality: "chat",

@@ -2,11 +2,13 @@
 // trip) -> attempts with failover before the first byte -> respond -> record + settle off the response
 // path. A route supplies its routing request, its adapter call, its pricing and how it answers; a
 // streamed answer is settled when its stream ends, errors or the client leaves.
+
+import type { Context } from "hono";
 import { type AdmissionRequest, admit, type Reservation, settleInBackground } from "../billing/admission";
 import { getCatalog } from "../catalog/cache";
 import type { Modality } from "../catalog/types";
 import type { AuthContext } from "../db/auth-records";
-import type { Bindings } from "../env";
+import type { AppEnv, Bindings } from "../env";
 import { finishGeneration, type GenerationRecord, type WaitUntil } from "../generations/record";
 import { ApiError, badRequest } from "../lib/errors";
 import type { RequestTrace } from "../lib/request-log";
@@ -39,6 +41,18 @@ export interface InferenceIo {
   trace?: RequestTrace;
   /** The request's headers: its attribution (see `attributionOf`) goes on the generation record. */
   headers?: Headers;
+}
+
+/** The io of an inference route's own request: its env, key, execution context, signal, trace and headers. */
+export function requestIo(c: Context<AppEnv>): InferenceIo {
+  return {
+    env: c.env,
+    auth: c.get("auth"),
+    executionCtx: c.executionCtx,
+    signal: c.req.raw.signal,
+    trace: c.get("trace"),
+    headers: c.req.raw.headers,
+  };
 }
 
 /** What a route tells the pipeline about its request, before any attempt. */

@@ -1,7 +1,7 @@
 // POST /embeddings: content filters, routing with failover, one common response shape (float or base64).
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
-import { runInference, sessionIdOf } from "../inference/pipeline";
+import { requestIo, runInference, sessionIdOf } from "../inference/pipeline";
 import { microsToUsd } from "../lib/money";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import type { EmbeddingsContentPart, EmbeddingsInput } from "../providers/types";
@@ -139,52 +139,39 @@ export const embeddingsRoutes = createRouter().openapi(createEmbeddings, async (
   const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
 
   const base64 = body.encoding_format === "base64";
-  return runInference(
-    {
-      env: c.env,
-      auth,
-      executionCtx: c.executionCtx,
-      signal: c.req.raw.signal,
-      trace: c.get("trace"),
-      headers: c.req.raw.headers,
+  return runInference(requestIo(c), {
+    capability: "embeddings",
+    route: {
+      modality: "embeddings",
+      model: body.model,
+      models: body.models,
+      provider: body.provider,
+      requirements: requirementsFor(body, input),
     },
-    {
-      capability: "embeddings",
-      route: {
-        modality: "embeddings",
-        model: body.model,
-        models: body.models,
-        provider: body.provider,
-        requirements: requirementsFor(body, input),
-      },
-      worstCaseMicros: (a) => priceOf(a.endpoint, worstTokens),
-      call: (adapter, _attempt, ctx) =>
-        adapter.embeddings!({ input, dimensions: body.dimensions, inputType: body.input_type }, ctx),
-      respond: (value, served) => {
-        const costMicros = Math.max(
-          0,
-          Math.ceil(priceOf(served.attempt.endpoint, value.promptTokens) - 1e-9),
-        );
-        const usage = { prompt_tokens: value.promptTokens, total_tokens: value.promptTokens };
-        const response = c.json(
-          {
-            object: "list" as const,
-            data: value.vectors.map((v, index) => ({
-              object: "embedding" as const,
-              index,
-              embedding: base64 ? encodeBase64Floats(v) : v,
-            })),
-            model: served.attempt.model.slug,
-            id: served.generationId,
-            provider: served.attempt.endpoint.provider,
-            usage: { ...usage, cost: microsToUsd(costMicros), is_byok: served.isByok },
-          },
-          200,
-        );
-        return { response, done: Promise.resolve({ costMicros, usage }) };
-      },
-      record: { metadata: body.trace ?? null, user: body.user ?? null, flags, streamed: false, sessionId },
-      timeoutStatus: 408,
+    worstCaseMicros: (a) => priceOf(a.endpoint, worstTokens),
+    call: (adapter, _attempt, ctx) =>
+      adapter.embeddings!({ input, dimensions: body.dimensions, inputType: body.input_type }, ctx),
+    respond: (value, served) => {
+      const costMicros = Math.max(0, Math.ceil(priceOf(served.attempt.endpoint, value.promptTokens) - 1e-9));
+      const usage = { prompt_tokens: value.promptTokens, total_tokens: value.promptTokens };
+      const response = c.json(
+        {
+          object: "list" as const,
+          data: value.vectors.map((v, index) => ({
+            object: "embedding" as const,
+            index,
+            embedding: base64 ? encodeBase64Floats(v) : v,
+          })),
+          model: served.attempt.model.slug,
+          id: served.generationId,
+          provider: served.attempt.endpoint.provider,
+          usage: { ...usage, cost: microsToUsd(costMicros), is_byok: served.isByok },
+        },
+        200,
+      );
+      return { response, done: Promise.resolve({ costMicros, usage }) };
     },
-  );
+    record: { metadata: body.trace ?? null, user: body.user ?? null, flags, streamed: false, sessionId },
+    timeoutStatus: 408,
+  });
 });

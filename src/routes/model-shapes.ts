@@ -98,6 +98,10 @@ function identityOf(m: CatalogModelEntry) {
   };
 }
 
+/** The parameters any endpoint of the model lists, else the modality's defaults. */
+export const supportedParametersOf = (m: CatalogModelEntry): string[] =>
+  union(m.endpoints, (e) => e.capabilities.parameters) ?? PARAMETERS[m.modality];
+
 export function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
   const first = m.endpoints[0]!;
   return {
@@ -111,7 +115,7 @@ export function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
       is_moderated: false,
     },
     per_request_limits: null,
-    supported_parameters: union(m.endpoints, (e) => e.capabilities.parameters) ?? PARAMETERS[m.modality],
+    supported_parameters: supportedParametersOf(m),
     default_parameters: null,
     supported_voices: m.modality === "speech" ? union(m.endpoints, (e) => e.capabilities.voices) : null,
     links: { details: `/api/v1/models/${m.slug}/endpoints` },

@@ -5,7 +5,7 @@ import { providerDisplayName } from "../catalog/providers";
 import type { CatalogModelEntry } from "../catalog/types";
 import { badRequest } from "../lib/errors";
 import { MODEL_FILTERS_UNTRACKED, type ModelsQuery } from "../schemas/models";
-import { architectureOf, OUTPUT, PARAMETERS } from "./model-shapes";
+import { architectureOf, OUTPUT, supportedParametersOf } from "./model-shapes";
 
 const DAY_S = 86_400;
 const DEFAULT_PAGE = 500;
@@ -18,11 +18,6 @@ const promptPrice = (m: CatalogModelEntry) => {
   return p.input_token ?? p.character ?? 0;
 };
 const outputPrice = (m: CatalogModelEntry) => m.endpoints[0]!.pricing.output_token ?? 0;
-
-const parametersOf = (m: CatalogModelEntry) => {
-  const listed = m.endpoints.flatMap((e) => e.capabilities.parameters ?? []);
-  return listed.length > 0 ? listed : PARAMETERS[m.modality];
-};
 
 /** The model passes every filter the query sets. */
 function matcher(q: ModelsQuery, nowS: number): (m: CatalogModelEntry) => boolean {
@@ -37,7 +32,10 @@ function matcher(q: ModelsQuery, nowS: number): (m: CatalogModelEntry) => boolea
   const region = q.region === "eu" ? "europe" : q.region;
   return (m) => {
     if (outputs && !outputs.includes(OUTPUT[m.modality])) return false;
-    if (parameters && !parameters.every((p) => parametersOf(m).includes(p))) return false;
+    if (parameters) {
+      const listed = supportedParametersOf(m);
+      if (!parameters.every((p) => listed.includes(p))) return false;
+    }
     if (inputs && !inputs.every((i) => m.inputModalities.includes(i))) return false;
     if (authors && !authors.includes(m.slug.split("/")[0]!.toLowerCase())) return false;
     if (
