@@ -232,3 +232,55 @@ describe("media parts an endpoint cannot read", () => {
     expect(mock.requests).toHaveLength(0);
   });
 });
+
+describe("what the answer may hold", () => {
+  it("refuses image or audio output with a 400 naming it, as no catalog model writes them; text is served", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [OPENAI]: sse(textStream) });
+    for (const kind of ["image", "audio"]) {
+      const { res } = await post("/chat/completions", acct.apiKey, {
+        model: "openai/gpt-4.1-mini",
+        messages: hi,
+        modalities: ["text", kind],
+      });
+      expect(res.status).toBe(400);
+      expect((await errorOf(res)).message).toContain(`${kind} output`);
+    }
+    const responses = await post("/responses", acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      input: "Draw a cat",
+      modalities: ["text", "image"],
+    });
+    expect(responses.res.status).toBe(400);
+    expect((await errorOf(responses.res)).message).toContain("image output");
+    expect(mock.requests).toHaveLength(0);
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      messages: hi,
+      modalities: ["text"],
+    });
+    expect(res.status).toBe(200);
+    await res.json();
+    expect(mock.requests).toHaveLength(1);
+  });
+
+  it("refuses n above 1 (one choice would come back for it) and accepts n: 1", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [OPENAI]: sse(textStream) });
+    const refused = await post("/chat/completions", acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      messages: hi,
+      n: 2,
+    });
+    expect(refused.res.status).toBe(400);
+    expect((await errorOf(refused.res)).message).toContain("n must be 1");
+    expect(mock.requests).toHaveLength(0);
+    const one = await post("/chat/completions", acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      messages: hi,
+      n: 1,
+    });
+    expect(one.res.status).toBe(200);
+    expect(((await one.res.json()) as { choices: unknown[] }).choices).toHaveLength(1);
+  });
+});

@@ -3,6 +3,14 @@ import type { DataRegion } from "../../regions";
 import type { Capabilities, EndpointPolicies, Pricing } from "./schema";
 
 export type Modality = "embeddings" | "speech" | "video" | "chat";
+
+/** What a model of each modality produces (the listing's `output_modalities`, a chat request's `modalities`). */
+export const OUTPUT_MODALITY: Record<Modality, string> = {
+  embeddings: "embeddings",
+  speech: "audio",
+  video: "video",
+  chat: "text",
+};
 export type Maker = "vendor_a" | "vendor_b" | "vendor_c" | "vendor_d" | "other";
 
 export interface CatalogEndpointEntry {

@@ -2,7 +2,7 @@
 // responses, messages): filters, reservation, adapter request, and the answer written by the client's
 // format. Routes translate their body into the chat normal form (ChatRequestBody) and supply a format.
 import type { Context } from "hono";
-import type { CatalogEndpointEntry } from "../catalog/types";
+import { type CatalogEndpointEntry, OUTPUT_MODALITY } from "../catalog/types";
 import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
 import { badRequest } from "../lib/errors";
@@ -151,7 +151,8 @@ function mediaKinds(body: ChatRequestBody): Array<(typeof PART_MODALITY)[keyof t
 
 /**
  * What the body asks of an endpoint beyond chat itself: media inputs always (an endpoint that cannot
- * read an image would drop it or refuse the request), parameters under `provider.require_parameters`.
+ * read an image would drop it or refuse the request), output `modalities` always (a model that writes
+ * text would answer an image request with text, billed), parameters under `provider.require_parameters`.
  */
 export function chatRequirements(body: ChatRequestBody): Requirement[] {
   const hard = body.provider?.require_parameters === true;
@@ -166,6 +167,13 @@ export function chatRequirements(body: ChatRequestBody): Requirement[] {
     // The endpoint's own list where the catalog gives one, else its model's.
     fits: (e, model) => (e.capabilities.inputs ?? model.inputModalities).includes(kind),
   }));
+  for (const kind of new Set(body.modalities)) {
+    out.push({
+      param: `${kind} output`,
+      hard: true,
+      fits: (_e, model) => OUTPUT_MODALITY[model.modality] === kind,
+    });
+  }
   if (body.tools?.length) out.push(wants("tools"));
   if (body.response_format && body.response_format.type !== "text") out.push(wants("response_format"));
   if (body.reasoning || body.reasoning_effort) out.push(wants("reasoning"));

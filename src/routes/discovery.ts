@@ -2,7 +2,12 @@
 import type { z } from "@hono/zod-openapi";
 import { getCatalog } from "../catalog/cache";
 import { catalogProviders, providerDisplayName } from "../catalog/providers";
-import { type CatalogEndpointEntry, type CatalogModelEntry, findModel } from "../catalog/types";
+import {
+  type CatalogEndpointEntry,
+  type CatalogModelEntry,
+  findModel,
+  OUTPUT_MODALITY,
+} from "../catalog/types";
 import { notFound } from "../lib/errors";
 import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
 import { guardrailRefusal, regionRefusal } from "../routing/filters";
@@ -16,7 +21,7 @@ import {
   ProvidersListSchema,
   type PublicEndpointSchema,
 } from "../schemas/models";
-import { architectureOf, modelsListBody, OUTPUT, PARAMETERS, pricingOf } from "./model-shapes";
+import { architectureOf, modelsListBody, PARAMETERS, pricingOf } from "./model-shapes";
 
 const common = { method: "get" as const, security: [{ bearer: [] }] };
 
@@ -65,7 +70,7 @@ const listEndpoints = apiRoute({
 function byOutput(models: CatalogModelEntry[], modalities: string | undefined): CatalogModelEntry[] {
   if (!modalities || modalities === "all") return models;
   const wanted = modalities.split(",");
-  return models.filter((m) => wanted.includes(OUTPUT[m.modality]));
+  return models.filter((m) => wanted.includes(OUTPUT_MODALITY[m.modality]));
 }
 
 function toEndpoint(m: CatalogModelEntry, e: CatalogEndpointEntry): z.infer<typeof PublicEndpointSchema> {

@@ -1,7 +1,7 @@
 // The catalog's models in the shapes the model listings answer (GET /models, /models/user,
 // /embeddings/models, /videos/models, a model's endpoints), as @openrouter/sdk parses them.
 import type { z } from "@hono/zod-openapi";
-import type { CatalogEndpointEntry, CatalogModelEntry } from "../catalog/types";
+import { type CatalogEndpointEntry, type CatalogModelEntry, OUTPUT_MODALITY } from "../catalog/types";
 import type { ModelSchema, VideoModelSchema } from "../schemas/models";
 
 /** Micro-dollars per unit as USD per unit, without float noise (0.02 -> "0.00000002"). */
@@ -16,13 +16,6 @@ const union = <T>(
 ): T[] | null => {
   const all = eps.flatMap((e) => pick(e) ?? []);
   return all.length ? [...new Set(all)] : null;
-};
-
-export const OUTPUT: Record<CatalogModelEntry["modality"], string> = {
-  embeddings: "embeddings",
-  speech: "audio",
-  video: "video",
-  chat: "text",
 };
 
 export const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
@@ -51,7 +44,7 @@ const TOKENIZERS: Array<[RegExp, string]> = [
 const tokenizerOf = (slug: string) => TOKENIZERS.find(([pattern]) => pattern.test(slug))?.[1] ?? "Other";
 
 export function architectureOf(m: CatalogModelEntry): z.infer<typeof ModelSchema>["architecture"] {
-  const output = OUTPUT[m.modality];
+  const output = OUTPUT_MODALITY[m.modality];
   if (m.modality !== "chat") {
     return {
       modality: `${m.inputModalities.join("+")}->${output}`,

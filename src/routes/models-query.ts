@@ -2,10 +2,10 @@
 // catalog. A model passes a filter when the model as GET /models shows it does (its parameters, inputs
 // and providers are the union over its endpoints); filters on data the gateway does not keep are refused.
 import { providerDisplayName } from "../catalog/providers";
-import type { CatalogModelEntry } from "../catalog/types";
+import { type CatalogModelEntry, OUTPUT_MODALITY } from "../catalog/types";
 import { badRequest } from "../lib/errors";
 import { MODEL_FILTERS_UNTRACKED, type ModelsQuery } from "../schemas/models";
-import { architectureOf, OUTPUT, supportedParametersOf } from "./model-shapes";
+import { architectureOf, supportedParametersOf } from "./model-shapes";
 
 const DAY_S = 86_400;
 const DEFAULT_PAGE = 500;
@@ -31,7 +31,7 @@ function matcher(q: ModelsQuery, nowS: number): (m: CatalogModelEntry) => boolea
   const arch = q.arch?.toLowerCase();
   const region = q.region === "eu" ? "europe" : q.region;
   return (m) => {
-    if (outputs && !outputs.includes(OUTPUT[m.modality])) return false;
+    if (outputs && !outputs.includes(OUTPUT_MODALITY[m.modality])) return false;
     if (parameters) {
       const listed = supportedParametersOf(m);
       if (!parameters.every((p) => listed.includes(p))) return false;

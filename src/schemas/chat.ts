@@ -107,6 +107,8 @@ export const ChatRequestSchema = z
     /** Fallback models, tried in order when the model's providers all fail. */
     models: z.array(z.string().min(1)).max(10).optional(),
     stream: z.boolean().optional(),
+    /** One choice per request: more would be silently dropped, so more is refused. */
+    n: z.int().min(1).max(1, "n must be 1: the gateway returns one choice per request").nullish(),
     /** Deprecated: usage is always reported; accepted and ignored. */
     stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
     /** Deprecated: usage is always reported; accepted and ignored. */

@@ -304,6 +304,7 @@ export function responsesToChat(
     cache_control: body.cache_control,
     prompt_cache_key: body.prompt_cache_key ?? undefined,
     service_tier: body.service_tier,
+    modalities: body.modalities,
   });
   for (const [field, value] of Object.entries(chatDefaults))
     if (chat[field] === undefined) chat[field] = value;
