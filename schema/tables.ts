@@ -341,6 +341,8 @@ export const generations = sqliteTable(
     userAgent: text("user_agent"),
     /** The preset the request ran under (its id), if any. */
     presetId: text("preset_id"),
+    /** The X-Request-Id of the request that made it (the caller's, or the one the gateway gave): its log line. */
+    requestId: text("request_id"),
     createdAt: createdAt(),
   },
   (t) => [

@@ -374,11 +374,16 @@ describe("GET /generation: the provider's id for the answer, and who sent the re
     const { data } = await sdk.generations.getGeneration({ id: res.headers.get("x-generation-id")! });
     expect(data).toMatchObject({ httpReferer: "https://app.example.com/chat", userAgent: "OpenAI/JS 6.9.1" });
     expect(data.upstreamId).toMatch(/^sandbox-[0-9a-f-]{36}$/);
+    // The referer's origin, and the request id the gateway gave (the key to the request's log line).
+    expect(data.origin).toBe("https://app.example.com");
+    expect(data.requestId).toBe(res.headers.get("x-request-id"));
+    expect(data.requestId).toMatch(/^[0-9a-f-]{36}$/);
 
     // A browser's Referer stands in for HTTP-Referer; values past the bounds are cut, not refused.
     const long = await chatRequest(acct.apiKey, "sandbox/chat-echo", {
       Referer: `https://app.example.com/${"p".repeat(600)}`,
       "User-Agent": "u".repeat(300),
+      "X-Request-Id": "client-trace-0042",
     });
     expect(long.res.status).toBe(200);
     await long.res.text();
@@ -389,6 +394,8 @@ describe("GET /generation: the provider's id for the answer, and who sent the re
     expect(cut.httpReferer).toHaveLength(512);
     expect(cut.httpReferer!.startsWith("https://app.example.com/ppp")).toBe(true);
     expect(cut.userAgent).toBe("u".repeat(256));
+    // The caller's own X-Request-Id is the one recorded.
+    expect(cut.requestId).toBe("client-trace-0042");
 
     // Embeddings answer with no id of their own; the attribution is recorded all the same.
     const embedded = await gateway.send(
@@ -407,7 +414,20 @@ describe("GET /generation: the provider's id for the answer, and who sent the re
     const { data: vectors } = await sdk.generations.getGeneration({
       id: embedded.res.headers.get("x-generation-id")!,
     });
-    expect(vectors).toMatchObject({ httpReferer: "https://search.example.com", upstreamId: null });
+    expect(vectors).toMatchObject({
+      httpReferer: "https://search.example.com",
+      origin: "https://search.example.com",
+      upstreamId: null,
+      requestId: embedded.res.headers.get("x-request-id"),
+    });
+    // Without a referer there is no origin to give (the field is a string: empty).
+    const plain = await chatRequest(acct.apiKey, "sandbox/chat-echo", { Referer: "not a url" });
+    await plain.res.text();
+    await plain.settled();
+    const { data: none } = await sdk.generations.getGeneration({
+      id: plain.res.headers.get("x-generation-id")!,
+    });
+    expect(none).toMatchObject({ httpReferer: "not a url", origin: "" });
   });
 });
 

@@ -23,6 +23,7 @@ describe("video job lifecycle", () => {
       "x-session-id": "film-session",
       "HTTP-Referer": "https://studio.example.com",
       "User-Agent": "studio-cli/2.0",
+      "X-Request-Id": "studio-submit-0001",
     });
     expect(job.id).toMatch(ID);
     expect(job.polling_url).toBe(`/api/v1/videos/${job.id}`);
@@ -64,6 +65,8 @@ describe("video job lifecycle", () => {
       upstreamId: upstreamJobId,
       httpReferer: "https://studio.example.com",
       userAgent: "studio-cli/2.0",
+      // The submitting request's id: the job's generation is found from its log line.
+      requestId: "studio-submit-0001",
     });
     expect(generation!.generationMs).toBeGreaterThanOrEqual(0);
   });

@@ -121,6 +121,7 @@ CREATE TABLE `generations` (
 	`http_referer` text,
 	`user_agent` text,
 	`preset_id` text,
+	`request_id` text,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')) NOT NULL
 );
 --> statement-breakpoint

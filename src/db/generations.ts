@@ -63,6 +63,17 @@ interface AttemptEntry {
   duration_ms?: number;
 }
 
+/** The scheme and host of the app's referer (`https://app.example`), or "" without a web one. */
+function originOf(referer: string | null): string {
+  if (!referer) return "";
+  try {
+    const url = new URL(referer);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.origin : "";
+  } catch {
+    return "";
+  }
+}
+
 export function generationToWire(row: GenerationRow): Generation {
   const u = row.usage ?? {};
   const n = (k: string) => (typeof u[k] === "number" ? u[k] : null);
@@ -123,8 +134,9 @@ export function generationToWire(row: GenerationRow): Generation {
     user_agent: row.userAgent,
     upstream_id: row.upstreamId,
     preset_id: row.presetId,
+    request_id: row.requestId,
+    origin: originOf(row.httpReferer),
     // Not recorded by this gateway.
-    origin: "",
     app_id: null,
     router: null,
     service_tier: null,

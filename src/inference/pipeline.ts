@@ -52,6 +52,7 @@ export function requestIo(c: Context<AppEnv>): InferenceIo {
     signal: c.req.raw.signal,
     trace: c.get("trace"),
     headers: c.req.raw.headers,
+    requestId: c.get("requestId"),
   };
 }
 
@@ -237,6 +238,7 @@ export async function runInference<T, R extends Response = Response>(
     presetId: spec.record.presetId ?? presetId,
     streamed: spec.record.streamed,
     ...attributionOf(io.headers),
+    requestId: io.requestId ?? null,
   };
 
   let outcome: Awaited<ReturnType<typeof runAttempts<T>>>;

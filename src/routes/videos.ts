@@ -183,6 +183,7 @@ export const videosRoutes = createRouter()
     const body = c.req.valid("json");
     const headers = {
       sessionId: sessionIdOf(c.req.header("x-session-id"), body.session_id),
+      requestId: c.get("requestId"),
       ...attributionOf(c.req.raw.headers),
     };
     return c.json(await submitVideo(c.env, c.get("auth"), body, key, c.executionCtx, headers), 200);

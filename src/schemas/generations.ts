@@ -92,6 +92,9 @@ export const GenerationSchema = z
     http_referer: unknownString,
     user_agent: unknownString,
     preset_id: unknownString,
+    request_id: unknownString.openapi({
+      description: "The X-Request-Id of the request that made this generation (the key to its log line)",
+    }),
     router: unknownString,
     service_tier: unknownString,
     upstream_id: unknownString,

@@ -65,6 +65,8 @@ export interface VideoJobState {
   /** The caller's attribution headers (see attributionOf; absent in jobs started before they were kept). */
   httpReferer?: string | null;
   userAgent?: string | null;
+  /** The submitting request's X-Request-Id (absent in jobs started before it was kept). */
+  requestId?: string | null;
   /** The preset the request named (absent in jobs started before it was kept). */
   presetId?: string | null;
   trace: Record<string, unknown> | null;

@@ -143,6 +143,7 @@ export async function recordJobGeneration(d1: D1Database, s: VideoJobState): Pro
       upstreamId: s.current?.upstreamJobId ?? null,
       httpReferer: s.httpReferer ?? null,
       userAgent: s.userAgent ?? null,
+      requestId: s.requestId ?? null,
       presetId: s.presetId ?? null,
       // A job's generation runs from its submission to its end.
       generationMs: Math.max(0, Date.now() - s.createdAt),

@@ -88,6 +88,8 @@ function adapterRequest(body: VideoRequest): VideoSubmitRequest {
  */
 export interface SubmitHeaders extends ReturnType<typeof attributionOf> {
   sessionId: string | null;
+  /** The submitting request's X-Request-Id (a replay keeps the first job's). */
+  requestId: string | null;
 }
 
 export async function submitVideo(
@@ -96,7 +98,7 @@ export async function submitVideo(
   body: VideoRequest,
   idempotencyKey: string | undefined,
   executionCtx?: WaitUntil,
-  headers: SubmitHeaders = { sessionId: null, ...attributionOf(undefined) },
+  headers: SubmitHeaders = { sessionId: null, requestId: null, ...attributionOf(undefined) },
 ): Promise<VideoJobWire> {
   const hash = await requestHash(body);
   if (body.prompt) body = { ...body, prompt: filterTexts(auth.policy, [body.prompt]).texts[0] };
@@ -252,6 +254,7 @@ async function startJob(
     sessionId: body.session_id ?? headers.sessionId,
     httpReferer: headers.httpReferer,
     userAgent: headers.userAgent,
+    requestId: headers.requestId,
     presetId,
     trace: body.trace ?? null,
     webhook: null,
