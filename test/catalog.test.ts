@@ -104,8 +104,15 @@ describe("the generated chat section", () => {
       adapter: "anthropic",
       upstream_model: "claude-sonnet-4-20250514",
       base_urls: { default: "https://api.anthropic.com" },
-      // $3 / $15 per million tokens; cache reads $0.30, 5-minute cache writes $3.75.
-      pricing: { input_token: 3, output_token: 15, cache_read_token: 0.3, cache_write_token: 3.75 },
+      // $3 / $15 per million tokens; cache reads $0.30, 5-minute cache writes $3.75, an hour's $6
+      // (the config's twice the input price: the dataset knows only the 5-minute writes).
+      pricing: {
+        input_token: 3,
+        output_token: 15,
+        cache_read_token: 0.3,
+        cache_write_token: 3.75,
+        cache_write_1h_token: 6,
+      },
       capabilities: { max_output_tokens: 64000 },
     });
     expect(e!.capabilities.parameters).toEqual(expect.arrayContaining(["tools", "reasoning", "temperature"]));

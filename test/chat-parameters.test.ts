@@ -8,7 +8,7 @@ import anthropicText from "./fixtures/anthropic/text.sse?raw";
 import textStream from "./fixtures/openai/chat-text.sse?raw";
 import responsesStream from "./fixtures/openai/responses-text.sse?raw";
 import { createAccount } from "./helpers/accounts";
-import { gatewayHarness, sse } from "./helpers/anthropic-gateway";
+import { gatewayHarness, generation, sse } from "./helpers/anthropic-gateway";
 import { errorOf } from "./helpers/http";
 
 const { upstream, post } = gatewayHarness();
@@ -282,5 +282,51 @@ describe("what the answer may hold", () => {
     });
     expect(one.res.status).toBe(200);
     expect(((await one.res.json()) as { choices: unknown[] }).choices).toHaveLength(1);
+  });
+});
+
+describe("Anthropic cache writes kept an hour", () => {
+  /** text.sse with 400 prompt tokens written for 5 minutes and 600 for an hour, 10 plain, 12 out. */
+  const hourWrites = anthropicText
+    .replaceAll('"input_tokens":21', '"input_tokens":10')
+    .replaceAll('"cache_creation_input_tokens":0', '"cache_creation_input_tokens":1000')
+    .replace(
+      '"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0',
+      '"ephemeral_5m_input_tokens":400,"ephemeral_1h_input_tokens":600',
+    );
+  // Sonnet 4: $3 in, $15 out, $3.75 a 5-minute write and $6 (twice the input) an hour's, per million.
+  const COST_MICROS = 10 * 3 + 400 * 3.75 + 600 * 6 + 12 * 15;
+
+  it("are billed at the hour's price (twice the input), not the 5-minute one", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ "POST api.anthropic.com/v1/messages": sse(hourWrites) });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "anthropic/claude-sonnet-4",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "A long document", cache_control: { type: "ephemeral", ttl: "1h" } },
+          ],
+        },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { usage: { cost: number; prompt_tokens_details: unknown } };
+    // The TTL reached Anthropic as given.
+    const sent = mock.requests[0]!.body as {
+      messages: Array<{ content: Array<{ cache_control?: unknown }> }>;
+    };
+    expect(sent.messages[0]!.content[0]!.cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+    expect(body.usage.cost).toBeCloseTo(COST_MICROS / 1e6, 12);
+    expect(body.usage.prompt_tokens_details).toEqual({ cached_tokens: 0, cache_write_tokens: 1000 });
+    await settled();
+    const record = await generation(res.headers.get("x-generation-id")!);
+    expect(record.costMicros).toBe(COST_MICROS);
+    expect(record.usage).toMatchObject({
+      prompt_tokens: 1010,
+      cache_write_tokens: 1000,
+      cache_write_1h_tokens: 600,
+    });
   });
 });

@@ -27,6 +27,11 @@ const ProviderSchema = z.strictObject({
   policies: EndpointPoliciesSchema,
   /** Input kinds the adapter carries to this provider; the dataset's are kept only when listed. Absent: all. */
   input_modalities: CatalogModelSchema.shape.input_modalities.unwrap().optional(),
+  /**
+   * The price of a cache write kept an hour, as a multiple of the input price (Anthropic: 2, where a
+   * 5-minute write is the dataset's cache_write). Absent: the provider has no longer-lived writes.
+   */
+  cache_write_1h_input_multiple: z.number().positive().optional(),
   /** Request parameters honoured by every model (`always`) and by models with the dataset flag set. */
   parameters: z.strictObject({
     always: Parameters,
@@ -152,6 +157,12 @@ function endpointOf(
   const pricing: CatalogEndpointInput["pricing"] = { input_token: m.cost.input, output_token: m.cost.output };
   if (m.cost.cache_read !== undefined) pricing.cache_read_token = m.cost.cache_read;
   if (m.cost.cache_write !== undefined) pricing.cache_write_token = m.cost.cache_write;
+  if (provider.cache_write_1h_input_multiple !== undefined && m.cost.cache_write !== undefined) {
+    // To 12 significant digits: a product such as 0.8 x 1.25 keeps no binary noise in the catalog.
+    pricing.cache_write_1h_token = Number(
+      (m.cost.input * provider.cache_write_1h_input_multiple).toPrecision(12),
+    );
+  }
   return {
     id: `${slug}@${providerSlug}`,
     provider: providerSlug,

@@ -21,6 +21,8 @@ export const PricingSchema = z.strictObject({
   cache_read_token: Micros.optional(),
   /** Per prompt token written to the provider's cache (chat); absent: input_token. */
   cache_write_token: Micros.optional(),
+  /** Per prompt token written to the cache for an hour (Anthropic's `ttl: "1h"`); absent: cache_write_token. */
+  cache_write_1h_token: Micros.optional(),
   /** Per input character (speech). */
   character: Micros.optional(),
   /** Per second of generated video, by resolution; `default` applies to resolutions not listed. */

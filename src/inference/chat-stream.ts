@@ -147,6 +147,7 @@ function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error:
       total_tokens: usage.promptTokens + usage.completionTokens,
       ...(usage.cachedTokens ? { cached_tokens: usage.cachedTokens } : {}),
       ...(usage.cacheWriteTokens ? { cache_write_tokens: usage.cacheWriteTokens } : {}),
+      ...(usage.cacheWrite1hTokens ? { cache_write_1h_tokens: usage.cacheWrite1hTokens } : {}),
       ...(usage.reasoningTokens ? { reasoning_tokens: usage.reasoningTokens } : {}),
       ...(estimated ? { estimated: 1 } : {}),
     },

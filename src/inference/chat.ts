@@ -99,11 +99,14 @@ export function chatPrice(e: CatalogEndpointEntry) {
     const input = e.pricing.input_token ?? 0;
     const cached = u.cachedTokens ?? 0;
     const written = u.cacheWriteTokens ?? 0;
+    const writtenHour = Math.min(written, u.cacheWrite1hTokens ?? 0);
     const plain = Math.max(0, u.promptTokens - cached - written);
+    const write = e.pricing.cache_write_token ?? input;
     const prompt =
       plain * input +
       cached * (e.pricing.cache_read_token ?? input) +
-      written * (e.pricing.cache_write_token ?? input) +
+      (written - writtenHour) * write +
+      writtenHour * (e.pricing.cache_write_1h_token ?? write) +
       (e.pricing.request ?? 0);
     return { prompt, completion: u.completionTokens * (e.pricing.output_token ?? 0) };
   };
@@ -290,8 +293,11 @@ export async function runChat(
           ? maxOutputOf(body, a.endpoint)
           : DEFAULT_MAX_OUTPUT_TOKENS,
       });
-      // Cache writes can cost more than plain input: reserve for the dearer of the two.
-      const write = a.endpoint.pricing.cache_write_token ?? 0;
+      // Cache writes can cost more than plain input: reserve for the dearest (an hour's write, if priced).
+      const write = Math.max(
+        a.endpoint.pricing.cache_write_token ?? 0,
+        a.endpoint.pricing.cache_write_1h_token ?? 0,
+      );
       return (
         prompt + completion + Math.max(0, write - (a.endpoint.pricing.input_token ?? 0)) * promptEstimate
       );

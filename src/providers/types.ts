@@ -235,6 +235,8 @@ export interface ChatUsage {
   completionTokens: number;
   cachedTokens?: number;
   cacheWriteTokens?: number;
+  /** Of cacheWriteTokens, those written to be kept an hour (Anthropic's `ttl: "1h"`), priced higher. */
+  cacheWrite1hTokens?: number;
   reasoningTokens?: number;
 }
 

@@ -55,12 +55,14 @@ export function anthropicStreamError(payload: unknown, provider: string): Upstre
 
 /**
  * Token counts. Anthropic's input_tokens leaves out cache reads and writes, so the prompt is all three;
- * message_delta repeats the counts cumulatively (output_tokens is the final one).
+ * message_delta repeats the counts cumulatively (output_tokens is the final one). `cache_creation`
+ * splits the writes by how long they are kept: an hour's cost twice the input price, 5 minutes' 1.25x.
  */
 class UsageCounter {
   input = 0;
   cacheRead = 0;
   cacheWrite = 0;
+  cacheWrite1h = 0;
   output = 0;
   thinking?: number;
 
@@ -69,6 +71,9 @@ class UsageCounter {
     this.input = count(u.input_tokens) ?? this.input;
     this.cacheRead = count(u.cache_read_input_tokens) ?? this.cacheRead;
     this.cacheWrite = count(u.cache_creation_input_tokens) ?? this.cacheWrite;
+    if (isObject(u.cache_creation)) {
+      this.cacheWrite1h = count(u.cache_creation.ephemeral_1h_input_tokens) ?? this.cacheWrite1h;
+    }
     this.output = count(u.output_tokens) ?? this.output;
     if (isObject(u.output_tokens_details)) this.thinking = count(u.output_tokens_details.thinking_tokens);
   }
@@ -80,6 +85,7 @@ class UsageCounter {
     };
     if (this.cacheRead) usage.cachedTokens = this.cacheRead;
     if (this.cacheWrite) usage.cacheWriteTokens = this.cacheWrite;
+    if (this.cacheWrite1h) usage.cacheWrite1hTokens = this.cacheWrite1h;
     if (this.thinking) usage.reasoningTokens = this.thinking;
     return usage;
   }
