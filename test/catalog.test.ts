@@ -112,9 +112,28 @@ describe("the generated chat section", () => {
         cache_read_token: 0.3,
         cache_write_token: 3.75,
         cache_write_1h_token: 6,
+        // Past 200k prompt tokens (the context-1m beta): input-side prices twice, output 1.5 times.
+        long_context: {
+          above_prompt_tokens: 200000,
+          input_token: 6,
+          output_token: 22.5,
+          cache_read_token: 0.6,
+          cache_write_token: 7.5,
+          cache_write_1h_token: 12,
+        },
       },
       capabilities: { max_output_tokens: 64000 },
     });
+    // Long-context rates only where the config gives them (the dataset has none): Gemini 2.5 Pro's.
+    const pro = generated.find((m) => m.slug === "google/gemini-2.5-pro")!.endpoints[0]!;
+    expect(pro.pricing.long_context).toEqual({
+      above_prompt_tokens: 200000,
+      input_token: 2.5,
+      output_token: 15,
+      cache_read_token: 0.62,
+    });
+    const flash = generated.find((m) => m.slug === "google/gemini-2.5-flash")!.endpoints[0]!;
+    expect(flash.pricing.long_context).toBeUndefined();
     expect(e!.capabilities.parameters).toEqual(expect.arrayContaining(["tools", "reasoning", "temperature"]));
     // The dataset lists text and images; the config adds PDF files, which Claude reads as documents.
     expect(sonnet).toMatchObject({

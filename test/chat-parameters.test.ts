@@ -2,9 +2,14 @@
 // list is not sent to it (a strict upstream would refuse the whole request), and under
 // `provider.require_parameters` such an endpoint is not tried at all. Media parts (images, audio,
 // files): an endpoint whose inputs lack the kind is never tried, on every inference format.
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { getCatalog } from "../src/catalog/cache";
+import { findModel } from "../src/catalog/types";
+import { worstCaseMicros } from "../src/inference/chat";
 import { openAiChatBody } from "../src/providers/openai-compatible/chat";
 import anthropicText from "./fixtures/anthropic/text.sse?raw";
+import geminiText from "./fixtures/google-ai-studio/chat-text.sse?raw";
 import textStream from "./fixtures/openai/chat-text.sse?raw";
 import responsesStream from "./fixtures/openai/responses-text.sse?raw";
 import { createAccount } from "./helpers/accounts";
@@ -328,5 +333,46 @@ describe("Anthropic cache writes kept an hour", () => {
       cache_write_tokens: 1000,
       cache_write_1h_tokens: 600,
     });
+  });
+});
+
+describe("long-context rates", () => {
+  const GEMINI_PRO =
+    "POST generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent";
+  /** The Gemini text answer with its prompt counted as `tokens`: 7 answer and 21 thinking tokens out. */
+  const geminiWithPrompt = (tokens: number) =>
+    geminiText.replaceAll('"promptTokenCount": 8', `"promptTokenCount": ${tokens}`);
+
+  it("price the whole request at them past the threshold (Gemini 2.5 Pro over 200k tokens), not below", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const prompts = [150_000, 250_000];
+    let answered = 0;
+    const mock = upstream({ [GEMINI_PRO]: () => sse(geminiWithPrompt(prompts[answered++]!))() });
+    const costs: number[] = [];
+    for (const promptTokens of prompts) {
+      const { res, settled } = await post("/chat/completions", acct.apiKey, {
+        model: "google/gemini-2.5-pro",
+        messages: hi,
+      });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { usage: { prompt_tokens: number; cost: number } };
+      expect(body.usage.prompt_tokens).toBe(promptTokens);
+      await settled();
+      costs.push((await generation(res.headers.get("x-generation-id")!)).costMicros);
+    }
+    expect(mock.requests).toHaveLength(2);
+    // $1.25 in / $10 out per million up to 200k prompt tokens; $2.50 / $15 past it, output included.
+    expect(costs).toEqual([150_000 * 1.25 + 28 * 10, 250_000 * 2.5 + 28 * 15]);
+  });
+
+  it("are what admission reserves for a prompt estimated past the threshold", async () => {
+    const catalog = await getCatalog(env.DB);
+    const pro = findModel(catalog, "google/gemini-2.5-pro")!.endpoints[0]!;
+    expect(worstCaseMicros(pro, 100_000, 1000)).toBe(100_000 * 1.25 + 1000 * 10);
+    expect(worstCaseMicros(pro, 300_000, 1000)).toBe(300_000 * 2.5 + 1000 * 15);
+    // Claude: the dearest input-side price is the hour's cache write, long rates past 200k included.
+    const sonnet = findModel(catalog, "anthropic/claude-sonnet-4")!.endpoints[0]!;
+    expect(worstCaseMicros(sonnet, 100_000, 0)).toBe(100_000 * 6);
+    expect(worstCaseMicros(sonnet, 300_000, 0)).toBe(300_000 * 12);
   });
 });

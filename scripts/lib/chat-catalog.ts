@@ -63,7 +63,26 @@ export const ChatProvidersConfigSchema = z.strictObject({
          */
         inputs: CatalogModelSchema.shape.input_modalities.unwrap().optional(),
         /** In routing preference order; `model` is the dataset's model id, sent upstream as is. */
-        endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1) })).min(1),
+        endpoints: z
+          .array(
+            z.strictObject({
+              provider: z.string().min(1),
+              model: z.string().min(1),
+              /**
+               * The provider's dearer rates for long prompts, which the dataset does not carry: past
+               * `above_prompt_tokens`, input-side prices (input, cache reads and writes) times
+               * `input_multiple` and the output price times `output_multiple`, for the whole request.
+               */
+              long_context: z
+                .strictObject({
+                  above_prompt_tokens: z.int().positive(),
+                  input_multiple: z.number().positive(),
+                  output_multiple: z.number().positive(),
+                })
+                .optional(),
+            }),
+          )
+          .min(1),
       }),
     )
     .min(1),
@@ -142,11 +161,15 @@ function endpointInputs(
 
 const unixSeconds = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000;
 
+type EndpointConfig = ChatProvidersConfig["models"][number]["endpoints"][number];
+
+/** A price times a multiple, to 12 significant digits (0.8 x 1.25 keeps no binary noise in the catalog). */
+const times = (price: number, multiple: number) => Number((price * multiple).toPrecision(12));
+
 function endpointOf(
   config: ChatProvidersConfig,
   slug: string,
-  providerSlug: string,
-  modelId: string,
+  { provider: providerSlug, model: modelId, long_context: long }: EndpointConfig,
   m: DatasetModel,
 ): CatalogEndpointInput {
   const provider = config.providers[providerSlug];
@@ -158,10 +181,24 @@ function endpointOf(
   if (m.cost.cache_read !== undefined) pricing.cache_read_token = m.cost.cache_read;
   if (m.cost.cache_write !== undefined) pricing.cache_write_token = m.cost.cache_write;
   if (provider.cache_write_1h_input_multiple !== undefined && m.cost.cache_write !== undefined) {
-    // To 12 significant digits: a product such as 0.8 x 1.25 keeps no binary noise in the catalog.
-    pricing.cache_write_1h_token = Number(
-      (m.cost.input * provider.cache_write_1h_input_multiple).toPrecision(12),
-    );
+    pricing.cache_write_1h_token = times(m.cost.input, provider.cache_write_1h_input_multiple);
+  }
+  if (long) {
+    const { cache_read_token, cache_write_token, cache_write_1h_token } = pricing;
+    pricing.long_context = {
+      above_prompt_tokens: long.above_prompt_tokens,
+      input_token: times(m.cost.input, long.input_multiple),
+      output_token: times(m.cost.output, long.output_multiple),
+      ...(cache_read_token !== undefined
+        ? { cache_read_token: times(cache_read_token, long.input_multiple) }
+        : {}),
+      ...(cache_write_token !== undefined
+        ? { cache_write_token: times(cache_write_token, long.input_multiple) }
+        : {}),
+      ...(cache_write_1h_token !== undefined
+        ? { cache_write_1h_token: times(cache_write_1h_token, long.input_multiple) }
+        : {}),
+    };
   }
   return {
     id: `${slug}@${providerSlug}`,
@@ -211,7 +248,7 @@ export function generateChatModels(config: ChatProvidersConfig, dataset: Dataset
       created: Math.max(...served.map((s) => unixSeconds(s.data.release_date))),
       context_length: Math.max(...served.map((s) => s.data.limit.context)),
       input_modalities: MODALITY_ORDER.filter((m) => inputs.has(m)),
-      endpoints: served.map((s) => endpointOf(config, entry.slug, s.provider, s.model, s.data)),
+      endpoints: served.map((s) => endpointOf(config, entry.slug, s, s.data)),
     };
   });
   return models.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));

@@ -11,6 +11,20 @@ export const ASPECT_RATIOS = ["16:9", "9:16", "1:1", "4:3", "3:4", "3:2", "2:3",
 /** A non-negative price in micro-dollars per unit; fractions allowed ($0.02 per million tokens = 0.02). */
 const Micros = z.number().nonnegative();
 
+/**
+ * Chat token prices for a request whose prompt (cached and cache-written tokens included) is longer
+ * than `above_prompt_tokens`: the whole request is priced at these (Gemini 2.5 Pro above 200k tokens,
+ * Claude's 1M-token window above 200k, Grok 4 above 128k). Units absent here keep their usual price.
+ */
+const LongContextPricingSchema = z.strictObject({
+  above_prompt_tokens: z.int().positive(),
+  input_token: Micros,
+  output_token: Micros,
+  cache_read_token: Micros.optional(),
+  cache_write_token: Micros.optional(),
+  cache_write_1h_token: Micros.optional(),
+});
+
 /** Prices in micro-dollars per unit. Absent units are free for that endpoint. */
 export const PricingSchema = z.strictObject({
   /** Per input token (embeddings, chat prompt). */
@@ -23,6 +37,8 @@ export const PricingSchema = z.strictObject({
   cache_write_token: Micros.optional(),
   /** Per prompt token written to the cache for an hour (Anthropic's `ttl: "1h"`); absent: cache_write_token. */
   cache_write_1h_token: Micros.optional(),
+  /** Chat prices past a prompt length (see LongContextPricingSchema). */
+  long_context: LongContextPricingSchema.optional(),
   /** Per input character (speech). */
   character: Micros.optional(),
   /** Per second of generated video, by resolution; `default` applies to resolutions not listed. */

@@ -2,6 +2,7 @@
 // responses, messages): filters, reservation, adapter request, and the answer written by the client's
 // format. Routes translate their body into the chat normal form (ChatRequestBody) and supply a format.
 import type { Context } from "hono";
+import type { Pricing } from "../catalog/schema";
 import { type CatalogEndpointEntry, OUTPUT_MODALITY } from "../catalog/types";
 import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
@@ -94,22 +95,47 @@ export function estimatePromptTokens(messages: ChatMessage[]): number {
 }
 
 /** The cost of a usage on an endpoint, micro-dollars (fractional), split into prompt and completion. */
+/** The endpoint's prices for a prompt of this many tokens: its long-context rates past their threshold. */
+function pricingFor(e: CatalogEndpointEntry, promptTokens: number): Pricing {
+  const long = e.pricing.long_context;
+  return long && promptTokens > long.above_prompt_tokens ? { ...e.pricing, ...long } : e.pricing;
+}
+
 export function chatPrice(e: CatalogEndpointEntry) {
   return (u: ChatUsage) => {
-    const input = e.pricing.input_token ?? 0;
+    const pricing = pricingFor(e, u.promptTokens);
+    const input = pricing.input_token ?? 0;
     const cached = u.cachedTokens ?? 0;
     const written = u.cacheWriteTokens ?? 0;
     const writtenHour = Math.min(written, u.cacheWrite1hTokens ?? 0);
     const plain = Math.max(0, u.promptTokens - cached - written);
-    const write = e.pricing.cache_write_token ?? input;
+    const write = pricing.cache_write_token ?? input;
     const prompt =
       plain * input +
-      cached * (e.pricing.cache_read_token ?? input) +
+      cached * (pricing.cache_read_token ?? input) +
       (written - writtenHour) * write +
-      writtenHour * (e.pricing.cache_write_1h_token ?? write) +
-      (e.pricing.request ?? 0);
-    return { prompt, completion: u.completionTokens * (e.pricing.output_token ?? 0) };
+      writtenHour * (pricing.cache_write_1h_token ?? write) +
+      (pricing.request ?? 0);
+    return { prompt, completion: u.completionTokens * (pricing.output_token ?? 0) };
   };
+}
+
+/**
+ * The most a request can cost on an endpoint: every prompt token at the dearest of input and cache
+ * writes (a cache write, an hour's above all, costs more than plain input), and its output cap.
+ */
+export function worstCaseMicros(
+  e: CatalogEndpointEntry,
+  promptTokens: number,
+  maxOutputTokens: number,
+): number {
+  const pricing = pricingFor(e, promptTokens);
+  const dearest = Math.max(
+    pricing.input_token ?? 0,
+    pricing.cache_write_token ?? 0,
+    pricing.cache_write_1h_token ?? 0,
+  );
+  return promptTokens * dearest + (pricing.request ?? 0) + maxOutputTokens * (pricing.output_token ?? 0);
 }
 
 const maxOutputOf = (body: ChatRequestBody, e: CatalogEndpointEntry) =>
@@ -287,19 +313,11 @@ export async function runChat(
     capability: "chat",
     route: chatRoute(body, model),
     worstCaseMicros: (a) => {
-      const { prompt, completion } = chatPrice(a.endpoint)({
-        promptTokens: promptEstimate,
-        completionTokens: Number.isFinite(maxOutputOf(body, a.endpoint))
-          ? maxOutputOf(body, a.endpoint)
-          : DEFAULT_MAX_OUTPUT_TOKENS,
-      });
-      // Cache writes can cost more than plain input: reserve for the dearest (an hour's write, if priced).
-      const write = Math.max(
-        a.endpoint.pricing.cache_write_token ?? 0,
-        a.endpoint.pricing.cache_write_1h_token ?? 0,
-      );
-      return (
-        prompt + completion + Math.max(0, write - (a.endpoint.pricing.input_token ?? 0)) * promptEstimate
+      const cap = maxOutputOf(body, a.endpoint);
+      return worstCaseMicros(
+        a.endpoint,
+        promptEstimate,
+        Number.isFinite(cap) ? cap : DEFAULT_MAX_OUTPUT_TOKENS,
       );
     },
     call: async (adapter, attempt, ctx): Promise<OpenedChat> => {
