@@ -13,6 +13,7 @@ import type {
 } from "../providers/types";
 import { CHAT_IDLE_MS, CHAT_TOTAL_MS } from "./deadlines";
 import type { Answer, Final } from "./pipeline";
+import { healedJson } from "./plugins";
 
 /** A comment line while waiting on the upstream: well under the common 100 s idle timeouts of proxies. */
 export const KEEPALIVE_MS = 15_000;
@@ -41,6 +42,8 @@ export interface ChatMeta {
   price(usage: ChatUsage): { prompt: number; completion: number };
   /** `debug.echo_upstream_body`: the bodies sent upstream, one per attempted provider, first in the stream. */
   echo?: unknown[];
+  /** The response-healing plugin on a JSON response_format: a malformed JSON answer is repaired. */
+  healJson?: boolean;
 }
 
 /** What a stream produced, folded as it passes (for the record, the bill and the JSON answer). */
@@ -475,6 +478,7 @@ export async function jsonAnswer(
   }
   ticker.stop();
   const { usage } = folded.finalUsage(meta.promptEstimate);
+  if (meta.healJson && folded.content) folded.content = healedJson(folded.content);
   return {
     response: json(format.body(folded, usage)),
     // The JSON answer says "stop" when the provider gave no reason: the record says what the client saw.

@@ -23,7 +23,9 @@ import {
   sseAnswer,
 } from "./chat-stream";
 import { requestIo, runInference, sessionIdOf } from "./pipeline";
+import { middleOut, pluginPlanOf } from "./plugins";
 import type { UnderPreset } from "./preset";
+import { estimatePromptTokens } from "./prompt-estimate";
 
 /**
  * The route of a chat body: with no `model`, the first of `models` is the model and the rest its
@@ -63,36 +65,6 @@ export const CHAT_COMPLETIONS: ChatClientFormat = {
 
 /** Completion tokens reserved when neither the request nor the endpoint bounds the answer. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4_096;
-
-/** Tokens an image is estimated at, whatever its size: the largest images providers take cost 1.5k to 2.5k. */
-export const IMAGE_PROMPT_TOKENS = 2_500;
-/** Base64 characters of audio per estimated token (about 32 tokens a second of compressed audio, generously). */
-const AUDIO_CHARS_PER_TOKEN = 500;
-
-/**
- * Prompt tokens, estimated generously before the call: about 3 characters a token of the messages' JSON,
- * plus framing. Images and audio are estimated by kind rather than by their base64 text (a 3 MB photo
- * is about 2,000 tokens, not a million): the estimate is the reservation, and the usage billed when an
- * upstream reports none. A file part (a PDF) stays at its characters: its pages decide its tokens.
- */
-export function estimatePromptTokens(messages: ChatMessage[]): number {
-  let mediaChars = 0;
-  let mediaTokens = 0;
-  for (const m of messages) {
-    if (!Array.isArray(m.content)) continue;
-    for (const p of m.content) {
-      if (p.type === "image_url") {
-        mediaChars += p.image_url.url.length;
-        mediaTokens += IMAGE_PROMPT_TOKENS;
-      } else if (p.type === "input_audio") {
-        mediaChars += p.input_audio.data.length;
-        mediaTokens += Math.ceil(p.input_audio.data.length / AUDIO_CHARS_PER_TOKEN);
-      }
-    }
-  }
-  const chars = JSON.stringify(messages).length - mediaChars;
-  return Math.ceil(chars / 3) + mediaTokens + 4 * messages.length;
-}
 
 /** The cost of a usage on an endpoint, micro-dollars (fractional), split into prompt and completion. */
 /** The endpoint's prices for a prompt of this many tokens: its long-context rates past their threshold. */
@@ -299,6 +271,9 @@ export async function runChat(
   const auth = c.get("auth");
   const model = body.model ?? body.models?.[0];
   if (!model) throw badRequest("model is required (or models, or preset)");
+  const plugins = pluginPlanOf(body);
+  const healJson =
+    plugins.healJson && body.response_format !== undefined && body.response_format.type !== "text";
   const { messages, flags } = filteredMessages(body, auth.policy);
   const promptEstimate = estimatePromptTokens(messages);
   const signal = c.req.raw.signal;
@@ -308,6 +283,13 @@ export async function runChat(
   const echoes = streaming && body.debug?.echo_upstream_body ? ([] as unknown[]) : undefined;
   // Adapters that can answer in the client's own wire format do, so the answer can pass through.
   const wire = format.passthrough ? { clientWire: format.passthrough.wire } : {};
+
+  /** Middle-out: the messages as they fit the attempt's model's window, its output cap kept free. */
+  const fitted = (attempt: { endpoint: CatalogEndpointEntry; model: { contextLength: number | null } }) => {
+    const cap = maxOutputOf(body, attempt.endpoint);
+    const window = attempt.model.contextLength ?? Number.POSITIVE_INFINITY;
+    return middleOut(messages, window - (Number.isFinite(cap) ? cap : 0));
+  };
 
   return runInference(requestIo(c), {
     capability: "chat",
@@ -328,7 +310,7 @@ export async function runChat(
       ctx.signal.addEventListener("abort", onAbort, { once: true });
       try {
         const stream = await adapter.chat!(
-          adapterRequest(body, messages, attempt.endpoint, {
+          adapterRequest(body, plugins.middleOut ? fitted(attempt) : messages, attempt.endpoint, {
             ...extras,
             ...wire,
           }),
@@ -359,10 +341,13 @@ export async function runChat(
         promptEstimate,
         price: chatPrice(served.attempt.endpoint),
         ...(echoes ? { echo: echoes } : {}),
+        ...(healJson ? { healJson } : {}),
       };
       // Same wire format upstream and client: the upstream's events, not a re-encoding of them. Content
       // filters only apply to the request, so nothing on the way back needs the re-encoding path.
-      const way = opened.wire && format.passthrough?.wire === opened.wire ? format.passthrough : format;
+      // Healing rewrites the answer's text, so a healed answer is re-encoded, never passed through.
+      const same = opened.wire && format.passthrough?.wire === opened.wire && !healJson;
+      const way = same ? format.passthrough! : format;
       if (streaming) return sseAnswer(opened, meta, way.stream(meta));
       const onLeave = () => opened.abort.abort(signal.reason);
       signal.addEventListener("abort", onLeave, { once: true });

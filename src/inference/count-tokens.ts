@@ -12,15 +12,10 @@ import { getAdapter } from "../providers/registry";
 import type { ChatRequest } from "../providers/types";
 import type { ChatRequestBody } from "../schemas/chat";
 import { runAttempts } from "./attempts";
-import {
-  adapterRequest,
-  type ChatRequestExtras,
-  chatRoute,
-  estimatePromptTokens,
-  filteredMessages,
-} from "./chat";
+import { adapterRequest, type ChatRequestExtras, chatRoute, filteredMessages } from "./chat";
 import { credentialResolver } from "./context";
 import { planFor } from "./pipeline";
+import { estimatePromptTokens } from "./prompt-estimate";
 
 /**
  * The gateway's own count for endpoints whose upstream cannot count: the estimate admission reserves

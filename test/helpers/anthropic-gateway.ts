@@ -16,6 +16,7 @@ export const ANTHROPIC_MESSAGES = "POST api.anthropic.com/v1/messages";
 const PROVIDER_KEYS = JSON.stringify({
   anthropic: "sk-ant-platform",
   "google-ai-studio": "g-platform",
+  groq: "gsk-platform",
   openai: "sk-openai-platform",
 });
 
