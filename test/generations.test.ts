@@ -362,6 +362,41 @@ describe("GET /generation: the provider's id for the answer, and who sent the re
     expect(data.upstreamId).toBe("resp_68c7a1f0e5b08190b1c9a4d2e6f3a7c1");
   });
 
+  it("counts the prompt's media parts on chat records: images and files, and audio apart", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const sdk = sdkFor(acct.apiKey);
+    const image = { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } };
+    const pdf = {
+      type: "file",
+      file: { filename: "a.pdf", file_data: "data:application/pdf;base64,JVBERi0=" },
+    };
+    const audio = { type: "input_audio", input_audio: { data: "AAAA", format: "wav" } };
+    const media = await inferred("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      messages: [
+        { role: "user", content: [{ type: "text", text: "Look" }, image, audio] },
+        { role: "assistant", content: "Seen." },
+        { role: "user", content: [image, pdf] },
+      ],
+    });
+    const { data } = await sdk.generations.getGeneration({ id: media.id });
+    expect(data).toMatchObject({ numMediaPrompt: 3, numInputAudioPrompt: 1 });
+    // A text chat counts none; embeddings are not counted at all.
+    const text = await inferred("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      messages: hi,
+    });
+    expect((await sdk.generations.getGeneration({ id: text.id })).data).toMatchObject({
+      numMediaPrompt: 0,
+      numInputAudioPrompt: 0,
+    });
+    const vectors = await inferred("/embeddings", acct.apiKey, { model: "sandbox/embed-small", input: "x" });
+    expect((await sdk.generations.getGeneration({ id: vectors.id })).data).toMatchObject({
+      numMediaPrompt: null,
+      numInputAudioPrompt: null,
+    });
+  });
+
   it("records HTTP-Referer and User-Agent (cut to their bounds), and the sandbox's own answer id", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const sdk = sdkFor(acct.apiKey);

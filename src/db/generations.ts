@@ -105,9 +105,10 @@ export function generationToWire(row: GenerationRow): Generation {
     native_tokens_completion_images: null,
     native_tokens_reasoning: native(n("reasoning_tokens") ?? (counted ? 0 : null)),
     native_tokens_cached: native(n("cached_tokens") ?? (counted ? 0 : null)),
-    num_media_prompt: null,
+    // Counted on chat records (responses and messages included); null where nothing counted them.
+    num_media_prompt: n("media_prompt"),
     num_media_completion: null,
-    num_input_audio_prompt: null,
+    num_input_audio_prompt: n("input_audio_prompt"),
     num_search_results: null,
     num_fetches: null,
     total_cost: total,

@@ -44,6 +44,8 @@ export interface ChatMeta {
   echo?: unknown[];
   /** The response-healing plugin on a JSON response_format: a malformed JSON answer is repaired. */
   healJson?: boolean;
+  /** Media parts of the prompt (images and files; audio), counted onto the record's usage. */
+  mediaPrompt?: { media: number; audio: number };
 }
 
 /** What a stream produced, folded as it passes (for the record, the bill and the JSON answer). */
@@ -153,6 +155,9 @@ function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error:
       ...(usage.cacheWrite1hTokens ? { cache_write_1h_tokens: usage.cacheWrite1hTokens } : {}),
       ...(usage.reasoningTokens ? { reasoning_tokens: usage.reasoningTokens } : {}),
       ...(estimated ? { estimated: 1 } : {}),
+      ...(meta.mediaPrompt
+        ? { media_prompt: meta.mediaPrompt.media, input_audio_prompt: meta.mediaPrompt.audio }
+        : {}),
     },
     status,
     error,

@@ -140,6 +140,19 @@ const SAMPLING_PARAMS = {
 /** The input modality each non-text message part needs (the catalog's `input_modalities` names). */
 const PART_MODALITY = { image_url: "image", input_audio: "audio", file: "file" } as const;
 
+/** How many media parts the messages carry: images and files, and audio apart (the generation record's counts). */
+function mediaCounts(messages: ChatMessage[]): NonNullable<ChatMeta["mediaPrompt"]> {
+  const counts = { media: 0, audio: 0 };
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const p of m.content) {
+      if (p.type === "input_audio") counts.audio++;
+      else if (p.type !== "text") counts.media++;
+    }
+  }
+  return counts;
+}
+
 /** The media kinds the messages carry, each once, in the order first seen. */
 function mediaKinds(body: ChatRequestBody): Array<(typeof PART_MODALITY)[keyof typeof PART_MODALITY]> {
   const kinds = new Set<(typeof PART_MODALITY)[keyof typeof PART_MODALITY]>();
@@ -342,6 +355,7 @@ export async function runChat(
         price: chatPrice(served.attempt.endpoint),
         ...(echoes ? { echo: echoes } : {}),
         ...(healJson ? { healJson } : {}),
+        mediaPrompt: mediaCounts(messages),
       };
       // Same wire format upstream and client: the upstream's events, not a re-encoding of them. Content
       // filters only apply to the request, so nothing on the way back needs the re-encoding path.
