@@ -66,13 +66,13 @@ export const CHAT_COMPLETIONS: ChatClientFormat = {
 /** Completion tokens reserved when neither the request nor the endpoint bounds the answer. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4_096;
 
-/** The cost of a usage on an endpoint, micro-dollars (fractional), split into prompt and completion. */
 /** The endpoint's prices for a prompt of this many tokens: its long-context rates past their threshold. */
 function pricingFor(e: CatalogEndpointEntry, promptTokens: number): Pricing {
   const long = e.pricing.long_context;
   return long && promptTokens > long.above_prompt_tokens ? { ...e.pricing, ...long } : e.pricing;
 }
 
+/** The cost of a usage on an endpoint, micro-dollars (fractional), split into prompt and completion. */
 export function chatPrice(e: CatalogEndpointEntry) {
   return (u: ChatUsage) => {
     const pricing = pricingFor(e, u.promptTokens);
@@ -285,8 +285,7 @@ export async function runChat(
   const model = body.model ?? body.models?.[0];
   if (!model) throw badRequest("model is required (or models, or preset)");
   const plugins = pluginPlanOf(body);
-  const healJson =
-    plugins.healJson && body.response_format !== undefined && body.response_format.type !== "text";
+  const { healJson } = plugins;
   const { messages, flags } = filteredMessages(body, auth.policy);
   const promptEstimate = estimatePromptTokens(messages);
   const signal = c.req.raw.signal;

@@ -21,7 +21,9 @@ const RUNS_HERE = ["context-compression", "response-healing"];
  * The plan of a body's `plugins` and `transforms`. A plugin with `enabled: false` is left out; one the
  * gateway cannot run is a 400 naming it, as is a transform other than `middle-out`.
  */
-export function pluginPlanOf(body: Pick<ChatRequestBody, "plugins" | "transforms" | "stream">): PluginPlan {
+export function pluginPlanOf(
+  body: Pick<ChatRequestBody, "plugins" | "transforms" | "stream" | "response_format">,
+): PluginPlan {
   const plan: PluginPlan = { middleOut: false, healJson: false };
   for (const transform of body.transforms ?? []) {
     if (transform !== "middle-out")
@@ -37,7 +39,9 @@ export function pluginPlanOf(body: Pick<ChatRequestBody, "plugins" | "transforms
       }
       plan.middleOut = true;
     } else if (plugin.id === "response-healing") {
-      plan.healJson = body.stream !== true;
+      // Only a whole answer asked to be JSON is healed: a stream is sent as the model writes it.
+      const json = body.response_format !== undefined && body.response_format.type !== "text";
+      plan.healJson = json && body.stream !== true;
     } else {
       throw badRequest(
         `The '${plugin.id}' plugin is not available on this gateway (it runs ${RUNS_HERE.join(" and ")}); ` +
@@ -58,6 +62,8 @@ function unitsOf(messages: ChatMessage[]): ChatMessage[][] {
   }
   return units;
 }
+
+const INSTRUCTIONS = new Set(["system", "developer"]);
 
 /**
  * Middle-out: the conversation cut to fit `budgetTokens` by the prompt estimate (which counts long, so it
@@ -85,22 +91,19 @@ export function middleOut(messages: ChatMessage[], budgetTokens: number): ChatMe
   return units.filter((_, i) => !dropped.has(i)).flat();
 }
 
-const INSTRUCTIONS = new Set(["system", "developer"]);
-
 /**
- * A JSON answer as a parser reads it: unchanged when it parses, repaired (code fences, trailing commas,
- * single quotes, a cut-off end...) when that makes it parse, else unchanged.
+ * A JSON answer as a parser reads it: unchanged when it parses, repaired by jsonrepair (code fences,
+ * trailing commas, single quotes, a cut-off end...) when that makes it parse, else unchanged.
  */
 export function healedJson(content: string): string {
-  const trimmed = content.trim();
   try {
-    JSON.parse(trimmed);
+    JSON.parse(content);
     return content;
   } catch {
     // Repaired below.
   }
   try {
-    const repaired = jsonrepair(trimmed.replace(/^```(?:json)?\s*\n?/i, "").replace(/\n?```\s*$/, ""));
+    const repaired = jsonrepair(content).trim();
     JSON.parse(repaired);
     return repaired;
   } catch {
