@@ -1,6 +1,7 @@
 // POST /chat/completions through the real clients (openai, @openrouter/sdk), streamed and not, on the
 // sandbox chat models: shapes the clients parse, failover, mid-stream errors, cancellation and billing.
 import { env } from "cloudflare:test";
+import { exports as workerExports } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
@@ -299,6 +300,108 @@ describe("failures", () => {
       .from(tables.apiKeys)
       .where(eq(tables.apiKeys.hash, acct.apiKeyHash));
     expect(key).toHaveLength(1);
+  });
+});
+
+/** What GET /key says the key spent, in micro-USD. */
+async function usageMicros(apiKey: string): Promise<number> {
+  const key = (await (await call("/key", { key: apiKey })).json()) as { data: { usage: number } };
+  return Math.round(key.data.usage * 1_000_000);
+}
+
+/** A chat request through the app whose client can leave (abort) while it waits for the answer. */
+function leaving(apiKey: string, body: unknown) {
+  const client = new AbortController();
+  const call = streamed(
+    new Request(`${BASE}/chat/completions`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      signal: client.signal,
+    }),
+  );
+  return { client, call };
+}
+
+describe("a client that leaves before its answer is complete", () => {
+  it("non-streamed: the upstream stops, the generation is cancelled and billed for what was produced", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const words = 60;
+    const { client, call } = leaving(acct.apiKey, {
+      model: "sandbox/chat-echo",
+      messages: [{ role: "user", content: "word ".repeat(words) }],
+      provider: { options: { sandbox: { pace_ms: 20 } } },
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    client.abort();
+    const { res, settled } = await call;
+    expect(res.status).toBe(499);
+    const id = res.headers.get("x-generation-id")!;
+    await settled();
+    const gen = await generation(id);
+    expect(gen).toMatchObject({ status: "cancelled", error: "client disconnected" });
+    // The sandbox was stopped part-way: fewer words than the whole echo were produced, and those are billed.
+    const completion = (gen!.usage as { completion_tokens: number }).completion_tokens;
+    expect(completion).toBeGreaterThan(0);
+    expect(completion).toBeLessThan(words);
+    expect(gen!.costMicros).toBeGreaterThan(0);
+    expect(await usageMicros(acct.apiKey)).toBe(gen!.costMicros);
+  });
+
+  it("before the first token: the attempt stops, the generation is cancelled and nothing is charged", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client, call } = leaving(acct.apiKey, {
+      model: "sandbox/chat-slow-first-token",
+      stream: true,
+      messages: hi,
+      provider: { options: { sandbox: { first_token_ms: 5_000 } } },
+    });
+    const started = Date.now();
+    await new Promise((r) => setTimeout(r, 100));
+    client.abort();
+    const { res, settled } = await call;
+    // Answered as soon as the client left, not once the slow first token came.
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(res.status).toBe(499);
+    const id = res.headers.get("x-generation-id")!;
+    await settled();
+    const gen = await generation(id);
+    expect(gen).toMatchObject({ status: "cancelled", costMicros: 0, error: "client disconnected" });
+    expect(await usageMicros(acct.apiKey)).toBe(0);
+  });
+});
+
+describe("a client that leaves, through the Worker's own entrypoint", () => {
+  it("the runtime aborts the request's signal (enable_request_signal): the generation is cancelled", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const session = `leaves-${crypto.randomUUID()}`;
+    // A service-binding call into src/index.ts, as Cloudflare's front line makes it: its abort reaches
+    // the Worker as the incoming request's signal only with the compatibility flag.
+    const call = (workerExports as unknown as { default: Fetcher }).default.fetch(
+      `${BASE}/chat/completions`,
+      {
+        method: "POST",
+        headers: { Authorization: `Bearer ${acct.apiKey}`, "Content-Type": "application/json" },
+        body: JSON.stringify({
+          model: "sandbox/chat-slow-first-token",
+          messages: hi,
+          session_id: session,
+          provider: { options: { sandbox: { first_token_ms: 3_000 } } },
+        }),
+        signal: AbortSignal.timeout(200),
+      },
+    );
+    await expect(call).rejects.toThrow();
+    let gen: typeof tables.generations.$inferSelect | undefined;
+    for (let i = 0; i < 50 && !gen; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      [gen] = await getDb(env.DB)
+        .select()
+        .from(tables.generations)
+        .where(eq(tables.generations.sessionId, session));
+    }
+    // Recorded well before the slow first token would have come, as cancelled and free.
+    expect(gen).toMatchObject({ status: "cancelled", costMicros: 0, error: "client disconnected" });
   });
 });
 

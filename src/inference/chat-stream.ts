@@ -441,13 +441,18 @@ export function sseAnswer(
   return { response, done };
 }
 
-/** Reads the whole stream and answers one JSON body, rendered by the client format (or throws the mid-stream failure). */
+/**
+ * Reads the whole stream and answers one JSON body, rendered by the client format; or the mid-stream
+ * failure (nothing charged); or, when the client left (`left` aborted) before the answer was complete,
+ * the cancelled generation, billed for what the upstream produced until it was stopped.
+ */
 export async function jsonAnswer(
   opened: OpenedChat,
   meta: ChatMeta,
   json: (body: unknown) => Response,
   format: BodyFormat = chatCompletionsJson(meta),
-): Promise<{ response: Response; final: Final } | { error: unknown; final: Final }> {
+  left?: AbortSignal,
+): Promise<{ response: Response; final: Final } | { error: unknown; final: Final } | { cancelled: Final }> {
   const folded = new Folded();
   const startedAt = Date.now();
   let lastEventAt = startedAt;
@@ -478,6 +483,7 @@ export async function jsonAnswer(
   } catch (err) {
     ticker.stop();
     opened.abort.abort(err);
+    if (left?.aborted) return { cancelled: finalOf(folded, meta, "cancelled", "client disconnected") };
     // The client gets an error status and nothing else: nothing is charged.
     return { error: err, final: { ...finalOf(folded, meta, "failed", String(err)), costMicros: 0 } };
   }

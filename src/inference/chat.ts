@@ -6,7 +6,7 @@ import type { Pricing } from "../catalog/schema";
 import { type CatalogEndpointEntry, OUTPUT_MODALITY } from "../catalog/types";
 import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
-import { badRequest } from "../lib/errors";
+import { badRequest, clientClosedResponse } from "../lib/errors";
 import { scrubbingIterator, UpstreamError } from "../providers/errors";
 import type { ChatMessage, ChatRequest, ChatUsage, UpstreamWire } from "../providers/types";
 import type { Requirement } from "../routing/filters";
@@ -364,8 +364,17 @@ export async function runChat(
       if (streaming) return sseAnswer(opened, meta, way.stream(meta));
       const onLeave = () => opened.abort.abort(signal.reason);
       signal.addEventListener("abort", onLeave, { once: true });
-      const answer = await jsonAnswer(opened, meta, (json) => c.json(json as never, 200), way.json(meta));
+      const answer = await jsonAnswer(
+        opened,
+        meta,
+        (json) => c.json(json as never, 200),
+        way.json(meta),
+        signal,
+      );
       signal.removeEventListener("abort", onLeave);
+      // The client left before the answer was complete: cancelled, billed for what was produced.
+      if ("cancelled" in answer)
+        return { response: clientClosedResponse(), done: Promise.resolve(answer.cancelled) };
       if ("error" in answer) {
         const err = answer.error instanceof UpstreamError ? answer.error : undefined;
         if (!err) throw answer.error;

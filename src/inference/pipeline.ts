@@ -10,7 +10,7 @@ import type { Modality } from "../catalog/types";
 import type { AuthContext } from "../db/auth-records";
 import type { AppEnv, Bindings } from "../env";
 import { finishGeneration, type GenerationRecord, type WaitUntil } from "../generations/record";
-import { ApiError, badRequest } from "../lib/errors";
+import { ApiError, badRequest, clientClosed } from "../lib/errors";
 import type { RequestTrace } from "../lib/request-log";
 import { getAdapter, supports } from "../providers/registry";
 import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } from "../providers/types";
@@ -260,18 +260,21 @@ export async function runInference<T, R extends Response = Response>(
   if (trace) traceAttempts(trace, plan.model, outcome.log);
 
   if (!outcome.ok) {
+    // A client that left before any provider answered cut the attempts short: cancelled, not failed
+    // (nothing was produced, so nothing is charged either way).
+    const left = io.signal?.aborted === true;
     executionCtx.waitUntil(
       finishGeneration(env, reservation, {
         ...base,
         model: plan.model,
-        status: "failed",
+        status: left ? "cancelled" : "failed",
         usage: {},
         costMicros: 0,
         attempts: logOf(outcome.log),
-        error: describe(outcome.error),
+        error: left ? "client disconnected" : describe(outcome.error),
       }),
     );
-    throw withGenerationId(outcome.error, generationId);
+    throw withGenerationId(left ? clientClosed() : outcome.error, generationId);
   }
 
   const { value, attempt, credential, log } = outcome;

@@ -12,11 +12,27 @@ export type ErrorStatus =
   | 413
   | 415
   | 429
+  | 499
   | 500
   | 502
   | 503
   | 524
   | 529;
+
+/**
+ * The status of a request whose client left before its answer (nginx's "client closed request"): no
+ * client ever reads it, but the request's log line and its trace say what happened.
+ */
+export const CLIENT_CLOSED = 499;
+
+const CLIENT_CLOSED_MESSAGE = "The client closed the request";
+
+/** The error of a request whose client already left (see CLIENT_CLOSED). */
+export const clientClosed = () => new ApiError(CLIENT_CLOSED, CLIENT_CLOSED_MESSAGE);
+
+/** The same as an answer, for a route that answers rather than throws (its generation still settles). */
+export const clientClosedResponse = () =>
+  Response.json(errorEnvelope(CLIENT_CLOSED, CLIENT_CLOSED_MESSAGE), { status: CLIENT_CLOSED });
 
 export class ApiError extends Error {
   constructor(

@@ -49,6 +49,7 @@ const ERROR_TYPES: Record<number, string> = {
   413: "body_too_large",
   415: "unsupported_media_type",
   429: "rate_limited",
+  499: "cancelled",
   500: "internal",
   502: "upstream_error",
   503: "unavailable",
