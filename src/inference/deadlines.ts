@@ -24,6 +24,20 @@ export const DEFAULT_DEADLINES: Record<Modality, Deadlines> = {
 export const CHAT_IDLE_MS = 60_000;
 /** Chat: longest whole answer, first byte to last. */
 export const CHAT_TOTAL_MS = 15 * 60_000;
+/** Speech: longest streamed audio, first byte to last (the pipe is cut there). */
+export const SPEECH_STREAM_MS = 15 * 60_000;
+
+/**
+ * The longest a request holding a reservation with the default lease can run, admission to
+ * settlement: every attempt within its modality's total, then the longest answer. The ledger's
+ * LEASE_MS must exceed it (a test checks), or a reservation could be reclaimed under a request still
+ * running, its room taken by another, and the late charge push a limit past what it allows.
+ */
+export const LONGEST_REQUEST_MS = Math.max(
+  DEFAULT_DEADLINES.embeddings.totalMs,
+  DEFAULT_DEADLINES.speech.totalMs + SPEECH_STREAM_MS,
+  DEFAULT_DEADLINES.chat.totalMs + CHAT_TOTAL_MS,
+);
 
 export function attemptDeadlineMs(modality: Modality, endpoint: CatalogEndpointEntry): number {
   return endpoint.timeouts.first_byte_ms ?? DEFAULT_DEADLINES[modality].firstByteMs;

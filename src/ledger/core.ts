@@ -28,8 +28,12 @@ import type {
   SettleResult,
 } from "./types";
 
-/** A reservation not settled within its lease is reclaimed by the ledger's alarm. */
-export const LEASE_MS = 10 * 60_000;
+/**
+ * A reservation not settled within its lease is reclaimed by the ledger's alarm. Longer than any
+ * request runs (inference/deadlines.ts, LONGEST_REQUEST_MS: 17 minutes), so only a request whose
+ * isolate died, or whose settlement never got through, is reclaimed.
+ */
+export const LEASE_MS = 20 * 60_000;
 /** Longest lease a caller may ask for (long-running video jobs). */
 export const MAX_LEASE_MS = 24 * 3_600_000;
 

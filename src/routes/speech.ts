@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
+import { SPEECH_STREAM_MS } from "../inference/deadlines";
 import { requestIo, runInference, sessionIdOf } from "../inference/pipeline";
 import { apiRoute, createRouter, jsonBody } from "../lib/openapi";
 import { supports } from "../providers/registry";
@@ -107,7 +108,9 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
       // does not depend on how much audio reached the client.
       const { readable, writable } = new IdentityTransformStream();
       const usage = { characters: input.length };
-      const done = upstream.body!.pipeTo(writable, { preventAbort: true }).then(
+      // An upstream that trickles audio forever is cut at SPEECH_STREAM_MS (failed, as any cut).
+      const cut = AbortSignal.timeout(SPEECH_STREAM_MS);
+      const done = upstream.body!.pipeTo(writable, { preventAbort: true, signal: cut }).then(
         () => ({ costMicros, usage }),
         (err: unknown) => {
           const writer = writable.getWriter();

@@ -4,6 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { IsolateBlocks } from "../../src/billing/isolate-blocks";
+import { LONGEST_REQUEST_MS } from "../../src/inference/deadlines";
 import { BLOCK_GRACE_MS, BLOCK_MS } from "../../src/ledger/blocks";
 import { budgetScope, keyScope, LEASE_MS, LedgerCore } from "../../src/ledger/core";
 import type { FreeLimits } from "../../src/ledger/free-limits";
@@ -104,6 +105,8 @@ interface InFlight {
   isolate: number;
   /** Generation of the isolate at admission: a lost isolate's requests are gone with it. */
   life: number;
+  /** When it was admitted: the gateway's deadlines end it within LONGEST_REQUEST_MS. */
+  at: number;
 }
 
 const signature = (cmd: AdmitCommand) => JSON.stringify([cmd.keyHash, cmd.cap, cmd.budgets]);
@@ -122,6 +125,10 @@ function closeModel(iso: Isolate, sig: string): void {
 }
 
 describe("blocks (model-based)", () => {
+  it("a reservation's default lease outlasts the longest request, so none is reclaimed under a running one", () => {
+    expect(LEASE_MS).toBeGreaterThan(LONGEST_REQUEST_MS);
+  });
+
   it("keep the identity, never pass a limit, refuse only what is short, and reconcile exactly", () => {
     fc.assert(
       fc.property(
@@ -171,6 +178,25 @@ describe("blocks (model-based)", () => {
             iso.blocks.delivered(carried.reports);
             for (const r of carried.reports) iso.delivered.set(r.blockId, r.chargedCredits);
             return out;
+          };
+          /** A request's settlement through its isolate: in a block here, else sent now or carried later. */
+          const settle = (id: string, r: InFlight, actual: number, byok: boolean, carry: boolean) => {
+            open.delete(id);
+            if (r.life !== lives[r.isolate]) return; // its isolate was lost: the alarm reclaims it
+            const iso = isolates[r.isolate]!;
+            const cmd: SettleCommand = { generationId: id, actualMicros: actual, byok };
+            if (!byok) expectedSpent += actual;
+            const mb = iso.heldIn.get(id);
+            if (mb) {
+              iso.heldIn.delete(id);
+              mb.held -= r.cmd.worstCaseMicros;
+              if (!byok) mb.charged += actual;
+            }
+            expect(iso.blocks.settle(cmd) !== undefined).toBe(mb !== undefined);
+            if (mb) {
+              if (!byok) iso.localCharged += actual;
+            } else if (carry) iso.waiting.push(cmd);
+            else core.settle(cmd, now);
           };
           const limitsOf = (key: string, budget: boolean) => [
             ...(cap ? [{ scope: keyScope(key), limit: cap }] : []),
@@ -241,37 +267,27 @@ describe("blocks (model-based)", () => {
                 }
               }
               if (outcome.ok)
-                open.set(cmd.generationId, { cmd, isolate: op.isolate, life: lives[op.isolate]! });
+                open.set(cmd.generationId, { cmd, isolate: op.isolate, life: lives[op.isolate]!, at: now });
             } else if (op.t === "settle") {
               const ids = [...open.keys()];
               if (ids.length === 0) continue;
               const id = ids[op.pick % ids.length]!;
               const r = open.get(id)!;
-              open.delete(id);
-              if (r.life !== lives[r.isolate]) continue; // its isolate was lost: the alarm reclaims it
-              const iso = isolates[r.isolate]!;
-              const actual = Math.floor(r.cmd.worstCaseMicros * op.fraction);
-              const cmd: SettleCommand = { generationId: id, actualMicros: actual, byok: op.byok };
-              if (!op.byok) expectedSpent += actual;
-              const mb = iso.heldIn.get(id);
-              if (mb) {
-                iso.heldIn.delete(id);
-                mb.held -= r.cmd.worstCaseMicros;
-                if (!op.byok) mb.charged += actual;
-              }
-              expect(iso.blocks.settle(cmd) !== undefined).toBe(mb !== undefined);
-              if (mb) {
-                if (!op.byok) iso.localCharged += actual;
-              } else {
-                if (op.carry) iso.waiting.push(cmd);
-                else core.settle(cmd, now);
-              }
+              settle(id, r, Math.floor(r.cmd.worstCaseMicros * op.fraction), op.byok, op.carry);
             } else if (op.t === "close") {
               // A block's closer (or a settlement's send) when nothing else carried its reports.
               call(op.isolate, (carried) => core.settleAndReport(carried, now));
             } else if (op.t === "clock") {
+              // Time passing lets the gateway's deadlines end every request older than LONGEST_REQUEST_MS
+              // (charged up to its worst case), and an isolate sends what it owes within ~20 ms of a
+              // settlement: a step that long first lets both happen (its ledger calls carry them).
+              const overdue = [...open].filter(([, r]) => now + op.ms - r.at > LONGEST_REQUEST_MS);
+              for (const [id, r] of overdue) settle(id, r, r.cmd.worstCaseMicros, false, true);
+              if (overdue.length > 0 || op.ms >= 61_000) {
+                for (let i = 0; i < isolates.length; i++)
+                  call(i, (carried) => core.settleAndReport(carried, now));
+              }
               now += op.ms;
-              continue;
             } else if (op.t === "lose") {
               const iso = isolates[op.isolate]!;
               // What the ledger never heard of dies with the isolate (as with any settlement not yet sent).
