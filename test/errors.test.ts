@@ -50,6 +50,46 @@ describe("error envelope", () => {
     expect((await errorOf(res)).message).toContain("application/json");
   });
 
+  it("reads every spelling of a JSON content type as JSON, and refuses look-alikes with 400", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    const body = JSON.stringify({ model: "sandbox/embed-small", input: "hello" });
+    const json = [
+      "application/json;",
+      "application/json ;charset=utf-8",
+      "application/json;charset=utf-8;",
+      'application/json; foo="a;b"',
+      "Application/JSON",
+      "application/vnd.api+json",
+    ];
+    for (const type of json) {
+      const res = await call("/embeddings", {
+        key: acct.apiKey,
+        method: "POST",
+        body,
+        headers: { "Content-Type": type },
+      });
+      expect(res.status, type).toBe(200);
+    }
+    // The same on a management route, whose body is stored: the key is created as sent.
+    const created = await call("/keys", {
+      key: acct.managementKey,
+      method: "POST",
+      body: JSON.stringify({ name: "spelt" }),
+      headers: { "Content-Type": "application/json ; charset=utf-8" },
+    });
+    expect(created.status).toBe(201);
+    for (const type of ["application/json-seq", "application/json, text/plain", "text/json"]) {
+      const res = await call("/embeddings", {
+        key: acct.apiKey,
+        method: "POST",
+        body,
+        headers: { "Content-Type": type },
+      });
+      expect(res.status, type).toBe(400);
+      expect((await errorOf(res)).message).toContain("application/json");
+    }
+  });
+
   it("answers a missing body on a body route with 400", async () => {
     const acct = await createAccount();
     const res = await call("/keys", { key: acct.managementKey, method: "POST" });

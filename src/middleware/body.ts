@@ -47,13 +47,27 @@ function hasBody(req: Request): boolean {
   return length == null ? req.body !== null : length !== "0";
 }
 
+/** A JSON media type (the part of a Content-Type before its parameters): `application/json`, `application/*+json`. */
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+/**
+ * The Content-Type values the routes' validators (@hono/zod-openapi) read as JSON: parameters only as
+ * `; name=value`. Other spellings of a JSON type (`application/json;`, `application/json ; charset=utf-8`,
+ * a quoted parameter holding `;`) would meet their 415, so such a request is passed on as plain JSON.
+ */
+const VALIDATOR_JSON = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
+
 export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
   if (!["POST", "PUT", "PATCH"].includes(c.req.method) || !hasBody(c.req.raw)) return next();
   const type = c.req.header("Content-Type") ?? "";
-  if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+  if (!JSON_MEDIA_TYPE.test(type.split(";", 1)[0]!.trim())) {
     throw badRequest(
       `Request bodies must be JSON: send 'Content-Type: application/json' (got '${type || "none"}')`,
     );
+  }
+  if (!VALIDATOR_JSON.test(type)) {
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("Content-Type", "application/json");
+    c.req.raw = new Request(c.req.raw, { headers, signal: c.req.raw.signal });
   }
   return limiters.get(limitFor(c.req.path))!(c, next);
 });

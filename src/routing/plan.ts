@@ -167,7 +167,20 @@ export function planRoute(req: RouteRequest, ctx: RouteContext): RoutePlan {
       if (Array.isArray(result)) survivors.push({ model, endpoint, credentials: result });
       else rejections.push(result);
     }
-    perModel.push(orderEndpoints(survivors, req.provider, ctx.isDown));
+    const ordered = orderEndpoints(survivors, req.provider, ctx.isDown);
+    if (ordered.length < survivors.length && req.provider?.order?.length) {
+      // allow_fallbacks: false with an order keeps only the providers it names: the rest say why.
+      for (const s of survivors) {
+        if (ordered.includes(s)) continue;
+        rejections.push({
+          kind: "preference",
+          model: model.slug,
+          provider: s.endpoint.provider,
+          reason: `provider '${s.endpoint.provider}' not in provider.order (allow_fallbacks: false)`,
+        });
+      }
+    }
+    perModel.push(ordered);
   }
 
   const { by, partition } = sortOf(req.provider);

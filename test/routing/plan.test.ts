@@ -50,6 +50,16 @@ describe("candidates and fallback plan", () => {
     expect(providers(plan)).toEqual(["p2"]);
   });
 
+  it("allow_fallbacks false with an order naming no provider of the model: 404 saying so, not 'not found'", () => {
+    const plan = planRoute(req({ provider: { allow_fallbacks: false, order: ["p9"] } }), context(catalog));
+    const e = refusal(() => assertRoutable(plan));
+    expect(e.status).toBe(404);
+    expect(e.message).toBe(
+      "No endpoint of 'v/m' matches your provider preferences: provider 'p1' not in provider.order (allow_fallbacks: false); provider 'p2' not in provider.order (allow_fallbacks: false)",
+    );
+    expect(e.metadata?.reasons).toHaveLength(2);
+  });
+
   it("unknown model -> 404; wrong modality -> 400", () => {
     expect(refusal(() => assertRoutable(planRoute(req({ model: "v/none" }), context(catalog)))).status).toBe(
       404,
