@@ -52,7 +52,13 @@ describe("error envelope", () => {
 
   it("reads every spelling of a JSON content type as JSON, and refuses look-alikes with 400", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
-    const body = JSON.stringify({ model: "sandbox/embed-small", input: "hello" });
+    const embed = (type: string) =>
+      call("/embeddings", {
+        key: acct.apiKey,
+        method: "POST",
+        body: JSON.stringify({ model: "sandbox/embed-small", input: "hello" }),
+        headers: { "Content-Type": type },
+      });
     const json = [
       "application/json;",
       "application/json ;charset=utf-8",
@@ -61,15 +67,7 @@ describe("error envelope", () => {
       "Application/JSON",
       "application/vnd.api+json",
     ];
-    for (const type of json) {
-      const res = await call("/embeddings", {
-        key: acct.apiKey,
-        method: "POST",
-        body,
-        headers: { "Content-Type": type },
-      });
-      expect(res.status, type).toBe(200);
-    }
+    for (const type of json) expect((await embed(type)).status, type).toBe(200);
     // The same on a management route, whose body is stored: the key is created as sent.
     const created = await call("/keys", {
       key: acct.managementKey,
@@ -79,12 +77,7 @@ describe("error envelope", () => {
     });
     expect(created.status).toBe(201);
     for (const type of ["application/json-seq", "application/json, text/plain", "text/json"]) {
-      const res = await call("/embeddings", {
-        key: acct.apiKey,
-        method: "POST",
-        body,
-        headers: { "Content-Type": type },
-      });
+      const res = await embed(type);
       expect(res.status, type).toBe(400);
       expect((await errorOf(res)).message).toContain("application/json");
     }
