@@ -278,6 +278,18 @@ describe("failures", () => {
     expect(gen!.costMicros).toBe(Math.round(usage.usage.cost * 1_000_000));
   });
 
+  it("a stream cut without a finish reason still ends with one: openai's stream helper completes", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client, settled } = openai(acct.apiKey);
+    const stream = client.chat.completions.stream({ model: "sandbox/chat-truncated", messages: hi });
+    const completion = await stream.finalChatCompletion();
+    expect(completion.choices[0]!.finish_reason).toBe("stop");
+    expect(completion.choices[0]!.message.content).toContain("Hello");
+    await settled();
+    const gen = await generation(completion.id);
+    expect(gen).toMatchObject({ status: "completed", finishReason: "stop" });
+  });
+
   it("a client that leaves mid-stream: the generation is cancelled and billed once for what was produced", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { res, settled } = await post("/chat/completions", acct.apiKey, {

@@ -279,8 +279,10 @@ export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
         .join(""),
     chunk: (chunk) =>
       chunk.choices.length > 0 ? frame(`"choices":${JSON.stringify(choicesWire(chunk))}`) : "",
-    end: (_folded, usage) =>
-      `${frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`)}data: [DONE]\n\n`,
+    // An upstream that ended without a finish reason (a cut stream) still ends with one, as the JSON
+    // answer does: "stop". Clients wait for it (openai's stream helper throws without it).
+    end: (folded, usage) =>
+      `${folded.finish ? "" : frame(`"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]`)}${frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`)}data: [DONE]\n\n`,
     fail: (error) =>
       frame(
         `"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"error":${JSON.stringify(error)}`,
@@ -340,6 +342,8 @@ export function sseAnswer(
   const end = (sink: FrameSink) => {
     const { usage } = folded.finalUsage(meta.promptEstimate);
     send(sink, format.end(folded, usage));
+    // The record says what the client saw: an answer without a finish reason ended as "stop".
+    folded.finish ??= "stop";
     over = true;
     sink.close();
     finish("completed", folded.usage ? null : "the provider's stream ended without usage; usage estimated");
