@@ -263,6 +263,17 @@ describe("catalog discovery", () => {
     expect((await errorOf(missing)).code).toBe(404);
   });
 
+  it("GET /model/{author}/{slug} is the model as GET /models lists it (the SDK's models.get)", async () => {
+    const acct = await createAccount();
+    const sdk = sdkFor(acct.apiKey);
+    const { data } = await sdk.models.get({ author: "openai", slug: "gpt-oss-120b" });
+    const listed = (await sdk.models.list()).result.data.find((m) => m.id === "openai/gpt-oss-120b");
+    expect(data).toEqual(listed);
+    expect(data.contextLength).toBeGreaterThan(0);
+    const missing = await call("/model/acme/nothing", { key: acct.apiKey });
+    expect((await errorOf(missing)).code).toBe(404);
+  });
+
   it("GET /models/user applies the key's guardrails and the deployment's region", async () => {
     const acct = await createAccount();
     await getDb(env.DB)

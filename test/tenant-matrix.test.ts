@@ -257,7 +257,7 @@ describe("tenant matrix: routes that name a resource x methods x caller keys", (
     // Routes named by the caller key's workspace rather than by a path parameter.
     const named = new Set(["/videos/webhook", "/videos/webhook/secret"]);
     // Path parameters that name the shared catalog, not a tenant's resource.
-    const catalog = new Set(["/models/{author}/{slug}/endpoints"]);
+    const catalog = new Set(["/models/{author}/{slug}/endpoints", "/model/{author}/{slug}"]);
     const routes = Object.entries(doc.paths).flatMap(([path, ops]) => {
       const route = path.replace(/^\/api\/v1/, "");
       if ((!route.includes("{") && !named.has(route)) || catalog.has(route)) return [];

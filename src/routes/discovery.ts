@@ -1,5 +1,5 @@
 // Catalog discovery the SDK speaks beyond GET /models: providers, a model's endpoints, counts, the key's own models.
-import type { z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { getCatalog } from "../catalog/cache";
 import { catalogProviders, providerDisplayName } from "../catalog/providers";
 import {
@@ -14,6 +14,7 @@ import { guardrailRefusal, regionRefusal } from "../routing/filters";
 import {
   ModelEndpointsParamSchema,
   ModelEndpointsSchema,
+  ModelSchema,
   ModelsCountSchema,
   ModelsListSchema,
   ModelsUserQuerySchema,
@@ -21,7 +22,7 @@ import {
   ProvidersListSchema,
   type PublicEndpointSchema,
 } from "../schemas/models";
-import { architectureOf, modelsListBody, PARAMETERS, pricingOf } from "./model-shapes";
+import { architectureOf, modelsListBody, PARAMETERS, pricingOf, toModel } from "./model-shapes";
 
 const common = { method: "get" as const, security: [{ bearer: [] }] };
 
@@ -65,6 +66,23 @@ const listEndpoints = apiRoute({
     200: jsonContent(ModelEndpointsSchema, "The model and its endpoints"),
   },
 });
+
+const getModel = apiRoute({
+  operationId: "getModel",
+  ...common,
+  path: "/model/{author}/{slug}",
+  tags: ["Models"],
+  summary: "Get one model as GET /models lists it",
+  request: { params: ModelEndpointsParamSchema },
+  responses: { 200: jsonContent(z.object({ data: ModelSchema }).openapi("ModelResponse"), "The model") },
+});
+
+/** The catalog's model `author/slug` (its canonical slug also finds it), or 404. */
+async function modelOf(db: D1Database, author: string, slug: string): Promise<CatalogModelEntry> {
+  const m = findModel(await getCatalog(db), `${author}/${slug}`);
+  if (!m) throw notFound(`Model '${author}/${slug}' not found`);
+  return m;
+}
 
 /** Models whose output modality is listed; absent or `all` keeps every model. */
 function byOutput(models: CatalogModelEntry[], modalities: string | undefined): CatalogModelEntry[] {
@@ -139,10 +157,13 @@ export const discoveryRoutes = createRouter()
     const next = q.offset + q.limit < usable.length ? `/api/v1/models/user?${more}` : null;
     return c.json({ ...modelsListBody(page), total_count: usable.length, links: { next } }, 200);
   })
+  .openapi(getModel, async (c) => {
+    const { author, slug } = c.req.valid("param");
+    return c.json({ data: toModel(await modelOf(c.env.DB, author, slug)) }, 200);
+  })
   .openapi(listEndpoints, async (c) => {
     const { author, slug } = c.req.valid("param");
-    const m = findModel(await getCatalog(c.env.DB), `${author}/${slug}`);
-    if (!m) throw notFound(`Model '${author}/${slug}' not found`);
+    const m = await modelOf(c.env.DB, author, slug);
     const arch = architectureOf(m);
     return c.json(
       {
