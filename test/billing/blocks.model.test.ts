@@ -278,16 +278,27 @@ describe("blocks (model-based)", () => {
               // A block's closer (or a settlement's send) when nothing else carried its reports.
               call(op.isolate, (carried) => core.settleAndReport(carried, now));
             } else if (op.t === "clock") {
-              // Time passing lets the gateway's deadlines end every request older than LONGEST_REQUEST_MS
-              // (charged up to its worst case), and an isolate sends what it owes within ~20 ms of a
-              // settlement: a step that long first lets both happen (its ledger calls carry them).
-              const overdue = [...open].filter(([, r]) => now + op.ms - r.at > LONGEST_REQUEST_MS);
+              const target = now + op.ms;
+              // Each block's closer (the granting request's background) closes it and reports when its
+              // time ends, in time order.
+              const ends = isolates
+                .flatMap((iso, i) => [...iso.open.values()].map((b) => ({ i, at: b.openUntil })))
+                .filter((e) => e.at <= target)
+                .sort((a, b) => a.at - b.at);
+              for (const e of ends) {
+                now = Math.max(now, e.at);
+                call(e.i, (carried) => core.settleAndReport(carried, now));
+              }
+              // The gateway's deadlines end every request older than LONGEST_REQUEST_MS (charged up to
+              // its worst case), and an isolate sends what it owes within ~20 ms of a settlement: a step
+              // that long first lets both happen (its ledger calls carry them).
+              const overdue = [...open].filter(([, r]) => target - r.at > LONGEST_REQUEST_MS);
               for (const [id, r] of overdue) settle(id, r, r.cmd.worstCaseMicros, false, true);
               if (overdue.length > 0 || op.ms >= 61_000) {
                 for (let i = 0; i < isolates.length; i++)
                   call(i, (carried) => core.settleAndReport(carried, now));
               }
-              now += op.ms;
+              now = target;
             } else if (op.t === "lose") {
               const iso = isolates[op.isolate]!;
               // What the ledger never heard of dies with the isolate (as with any settlement not yet sent).
