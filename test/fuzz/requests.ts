@@ -82,6 +82,9 @@ interface PathValue {
   target: Target;
 }
 
+/** Paths naming a catalog model (`/model/{author}/{slug}`, `/models/{author}/{slug}/endpoints`). */
+const namesCatalogModel = (path: string) => path.startsWith("/models/") || path.startsWith("/model/");
+
 function pathParam(
   op: Operation,
   param: Parameter,
@@ -89,8 +92,8 @@ function pathParam(
   ctx: SchemaContext,
 ): fc.Arbitrary<PathValue> {
   const own = (acct: FuzzAccount, tag: "a" | "b"): string[] => {
-    // A model's endpoints name the shared catalog, no account's resource.
-    if (op.path.startsWith("/models/")) return [];
+    // A model (or its endpoints) names the shared catalog, no account's resource.
+    if (namesCatalogModel(op.path)) return [];
     if (param.name === "hash") return acct.keyHashes;
     if (param.name === "slug") return [acct.presetSlug];
     if (param.name === "version") return [];
@@ -114,7 +117,7 @@ function pathParam(
   const versions =
     param.name === "version" ? [{ weight: 4, arbitrary: untargeted(pick(["1", "2", "01"])) }] : [];
   // Catalog model names, so that paths naming a real model are common.
-  const catalog = op.path.startsWith("/models/")
+  const catalog = namesCatalogModel(op.path)
     ? [
         {
           weight: 4,

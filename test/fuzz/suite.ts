@@ -11,7 +11,14 @@ export function areaOf(op: Pick<Operation, "method" | "path">): Area {
   const p = op.path;
   if (p === "/key" || p.startsWith("/keys") || p === "/credits") return "keys";
   // Catalog discovery and the account's analytics read what the keys area's fixture already holds.
-  if (p === "/models" || p.startsWith("/models/") || p === "/providers" || p === "/activity") return "keys";
+  if (
+    p === "/models" ||
+    p.startsWith("/models/") ||
+    p.startsWith("/model/") ||
+    p === "/providers" ||
+    p === "/activity"
+  )
+    return "keys";
   // The API's own index, its document and its reference page: public, no input beyond the method.
   if (p === "" || p === "/openapi.json" || p === "/docs") return "keys";
   if (p.startsWith("/guardrails")) return "guardrails";
