@@ -6,7 +6,7 @@ import type { Pricing } from "../catalog/schema";
 import { type CatalogEndpointEntry, OUTPUT_MODALITY } from "../catalog/types";
 import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
-import { badRequest, clientClosedResponse } from "../lib/errors";
+import { badRequest, clientClosedResponse, forbidden } from "../lib/errors";
 import { scrubbingIterator, UpstreamError } from "../providers/errors";
 import type { ChatMessage, ChatRequest, ChatUsage, UpstreamWire } from "../providers/types";
 import type { Requirement } from "../routing/filters";
@@ -197,24 +197,63 @@ export function chatRequirements(body: ChatRequestBody): Requirement[] {
 
 /** Every text the caller wrote, filtered by the key's content filters (block -> 403, redact -> rewritten). */
 export function filteredMessages(body: ChatRequestBody, policy: Parameters<typeof filterTexts>[0]) {
+  if (policy.filters.length === 0) return { messages: body.messages as ChatMessage[], flags: [] };
+  // Every text of the conversation the provider reads, in one list: content and text parts, and an
+  // assistant turn's tool-call arguments, refusal, reasoning and reasoning details' text and summaries.
   const texts: string[] = [];
-  for (const m of body.messages) {
-    if (typeof m.content === "string") texts.push(m.content);
-    else if (Array.isArray(m.content)) for (const p of m.content) if (p.type === "text") texts.push(p.text);
-  }
-  const verdict = filterTexts(policy, texts);
-  let i = 0;
-  const messages = body.messages.map((m) => {
-    if (typeof m.content === "string") return { ...m, content: verdict.texts[i++]! };
-    if (Array.isArray(m.content)) {
+  const walk = (visit: (text: string) => string) =>
+    body.messages.map((m) => {
+      const content =
+        typeof m.content === "string"
+          ? visit(m.content)
+          : Array.isArray(m.content)
+            ? m.content.map((p) => (p.type === "text" ? { ...p, text: visit(p.text) } : p))
+            : m.content;
+      if (m.role !== "assistant") return { ...m, content };
       return {
         ...m,
-        content: m.content.map((p) => (p.type === "text" ? { ...p, text: verdict.texts[i++]! } : p)),
+        content,
+        ...(m.tool_calls && {
+          tool_calls: m.tool_calls.map((t) => ({
+            ...t,
+            function: { ...t.function, arguments: visit(t.function.arguments) },
+          })),
+        }),
+        ...(m.refusal != null && { refusal: visit(m.refusal) }),
+        ...(m.reasoning != null && { reasoning: visit(m.reasoning) }),
+        ...(m.reasoning_details && {
+          reasoning_details: m.reasoning_details.map((d) => reasoningDetail(d, visit)),
+        }),
       };
-    }
-    return m;
-  }) as ChatMessage[];
+    });
+  walk((text) => {
+    texts.push(text);
+    return text;
+  });
+  const verdict = filterTexts(policy, texts);
+  let i = 0;
+  const messages = walk(() => verdict.texts[i++]!) as ChatMessage[];
   return { messages, flags: verdict.flags };
+}
+
+/**
+ * A reasoning detail with its text (`reasoning.text`) or summary (`reasoning.summary`) filtered. A
+ * provider's signature covers the text byte for byte: signed reasoning a filter would redact cannot be
+ * sent changed (the provider refuses it) nor unchanged (the filter is bypassed), so it is refused.
+ */
+function reasoningDetail(
+  d: Record<string, unknown>,
+  visit: (text: string) => string,
+): Record<string, unknown> {
+  const key = d.type === "reasoning.text" ? "text" : d.type === "reasoning.summary" ? "summary" : null;
+  if (!key || typeof d[key] !== "string") return d;
+  const text = visit(d[key]);
+  if (text !== d[key] && typeof d.signature === "string" && d.signature) {
+    throw forbidden(
+      "Request blocked: a content filter would redact reasoning the provider signed, which cannot be sent changed",
+    );
+  }
+  return { ...d, [key]: text };
 }
 
 /** What a client format adds to the adapter request beyond the chat body (its API headers). */

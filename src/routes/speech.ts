@@ -60,13 +60,16 @@ export function speechCostMicros(endpoint: CatalogEndpointEntry, chars: number):
   return Math.ceil((endpoint.pricing.character ?? 0) * chars + (endpoint.pricing.request ?? 0));
 }
 
+/** The voice reference's transcript (its text part), which the provider reads as the input's. */
+const transcriptOf = (body: SpeechRequest) => body.input_references?.find((p) => p.type === "text")?.text;
+
 function adapterRequest(
   body: SpeechRequest,
   input: string,
+  transcript: string | undefined,
   endpoint: CatalogEndpointEntry,
 ): AdapterSpeechRequest {
   const audio = body.input_references?.find((p) => p.type === "input_audio");
-  const text = body.input_references?.find((p) => p.type === "text");
   return {
     input,
     voice: body.voice,
@@ -77,7 +80,7 @@ function adapterRequest(
           audioDataUrl: audio.input_audio.data.startsWith("data:")
             ? audio.input_audio.data
             : `data:audio/${audio.input_audio.format ?? "wav"};base64,${audio.input_audio.data}`,
-          transcript: text?.text,
+          transcript,
         }
       : undefined,
     passthrough: body.provider?.options?.[endpoint.provider],
@@ -87,8 +90,13 @@ function adapterRequest(
 export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
   const body = c.req.valid("json");
   const auth = c.get("auth");
-  const filtered = filterTexts(auth.policy, [body.input]);
-  const input = filtered.texts[0]!;
+  // The content filters read every text the provider gets: the input and a voice reference's transcript.
+  const transcript = transcriptOf(body);
+  const filtered = filterTexts(
+    auth.policy,
+    transcript === undefined ? [body.input] : [body.input, transcript],
+  );
+  const [input, filteredTranscript] = filtered.texts as [string, string | undefined];
   const signal = c.req.raw.signal;
   const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
 
@@ -96,7 +104,8 @@ export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
     capability: "speech",
     route: { modality: "speech", model: body.model, requirements: speechRequirements(body) },
     worstCaseMicros: (a) => speechCostMicros(a.endpoint, input.length),
-    call: (adapter, attempt, ctx) => adapter.speech!(adapterRequest(body, input, attempt.endpoint), ctx),
+    call: (adapter, attempt, ctx) =>
+      adapter.speech!(adapterRequest(body, input, filteredTranscript, attempt.endpoint), ctx),
     respond: (upstream, served) => {
       const costMicros = speechCostMicros(served.attempt.endpoint, input.length);
       // Native pipe: the bytes never pass through JavaScript, and the promise tells when the stream

@@ -1,0 +1,180 @@
+// Content filters read every text of a conversation the provider gets, on chat, responses and messages
+// alike: an assistant turn's tool-call arguments, refusal and reasoning too, not only its content; and
+// speech's voice-reference transcript beside its input.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { getDb, tables } from "../src/db/client";
+import { createAccount, type TestAccount } from "./helpers/accounts";
+import { errorOf } from "./helpers/http";
+import { post } from "./helpers/media";
+
+/** The account's default guardrail (every key of it): block "BANANA", redact "kiwi<digits>" as [KIWI]. */
+async function filters(acct: TestAccount) {
+  await getDb(env.DB)
+    .insert(tables.guardrails)
+    .values({
+      id: acct.defaultGuardrailId,
+      accountId: acct.accountId,
+      workspaceId: acct.workspaceId,
+      name: "Team policy",
+      contentFilters: [
+        { pattern: "BANANA", action: "block", label: "[FRUIT]" },
+        { pattern: "kiwi[0-9]+", action: "redact", label: "[KIWI]" },
+      ],
+    });
+}
+
+/** A chat conversation whose assistant turn carries `assistant` (beside a tool call answered "ok"). */
+const withAssistant = (assistant: Record<string, unknown>) => ({
+  model: "sandbox/chat-echo",
+  messages: [
+    { role: "user", content: "hi" },
+    { role: "assistant", content: null, ...assistant },
+    { role: "user", content: "go on" },
+  ],
+});
+
+const call = (args: string) => ({ id: "c1", type: "function", function: { name: "f", arguments: args } });
+
+/** The answer, read to its end (a stream settles only once read) and kept for errorOf. */
+async function status(path: string, acct: TestAccount, body: unknown) {
+  const { res, settled } = await post(path, acct.apiKey, body);
+  const bytes = await res.arrayBuffer();
+  await settled();
+  return new Response(bytes, { status: res.status, headers: res.headers });
+}
+
+/** The body the provider was sent, from the first chunk of a streamed chat with debug.echo_upstream_body. */
+async function upstreamBody(acct: TestAccount, body: Record<string, unknown>): Promise<string> {
+  const { res, settled } = await post("/chat/completions", acct.apiKey, {
+    ...body,
+    stream: true,
+    debug: { echo_upstream_body: true },
+  });
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  await settled();
+  const first = text.split("\n\n").find((e) => e.startsWith("data: "))!;
+  return JSON.stringify((JSON.parse(first.slice(6)) as { debug: unknown }).debug);
+}
+
+describe("content filters on an assistant turn's every text", () => {
+  it("chat: a block filter refuses text in tool-call arguments, refusal, reasoning and reasoning details", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const cases = [
+      { tool_calls: [call('{"a":"BANANA"}')] },
+      { content: "", refusal: "BANANA" },
+      { content: "", reasoning: "thinking of BANANA" },
+      { content: "", reasoning_details: [{ type: "reasoning.text", text: "BANANA", format: "unknown" }] },
+      { content: "", reasoning_details: [{ type: "reasoning.summary", summary: "BANANA" }] },
+    ];
+    for (const assistant of cases) {
+      const res = await status("/chat/completions", acct, withAssistant(assistant));
+      expect(res.status, JSON.stringify(assistant)).toBe(403);
+      expect((await errorOf(res)).message).toContain("[FRUIT]");
+    }
+    // The same turn without the word passes.
+    expect((await status("/chat/completions", acct, withAssistant({ content: "fine" }))).status).toBe(200);
+  });
+
+  it("chat: a redact filter rewrites tool-call arguments and reasoning before the provider sees them", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const sent = await upstreamBody(
+      acct,
+      withAssistant({ tool_calls: [call('{"code":"kiwi42"}')], reasoning: "recall kiwi7" }),
+    );
+    expect(sent).not.toContain("kiwi42");
+    expect(sent).not.toContain("kiwi7");
+    expect(sent).toContain("[KIWI]");
+  });
+
+  it("signed reasoning a redact filter would change is refused, never sent changed or unchanged", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const signed = {
+      type: "reasoning.text",
+      text: "recall kiwi7",
+      signature: "c2lnbmVk",
+      format: "anthropic-claude-v1",
+    };
+    const res = await status(
+      "/chat/completions",
+      acct,
+      withAssistant({ content: "", reasoning_details: [signed] }),
+    );
+    expect(res.status).toBe(403);
+    expect((await errorOf(res)).message).toContain("signed");
+  });
+
+  it("messages: tool_use input and thinking are filtered like text", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const turn = (block: Record<string, unknown>) => ({
+      model: "sandbox/chat-echo",
+      max_tokens: 20,
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [block] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "ok" }] },
+      ],
+    });
+    const toolUse = await status(
+      "/messages",
+      acct,
+      turn({ type: "tool_use", id: "t", name: "f", input: { a: "BANANA" } }),
+    );
+    expect(toolUse.status).toBe(403);
+    const thinking = await status(
+      "/messages",
+      acct,
+      turn({ type: "thinking", thinking: "BANANA", signature: "c2ln" }),
+    );
+    expect(thinking.status).toBe(403);
+  });
+
+  it("responses: function_call arguments and an assistant's refusal part are filtered", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const args = await status("/responses", acct, {
+      model: "sandbox/chat-echo",
+      input: [
+        { role: "user", content: "hi" },
+        { type: "function_call", call_id: "c1", name: "f", arguments: '{"a":"BANANA"}' },
+        { type: "function_call_output", call_id: "c1", output: "ok" },
+      ],
+    });
+    expect(args.status).toBe(403);
+    const refusal = await status("/responses", acct, {
+      model: "sandbox/chat-echo",
+      input: [
+        { role: "user", content: "hi" },
+        { type: "message", role: "assistant", content: [{ type: "refusal", refusal: "BANANA" }] },
+        { role: "user", content: "again" },
+      ],
+    });
+    expect(refusal.status).toBe(403);
+  });
+});
+
+describe("content filters on speech", () => {
+  it("read the voice reference's transcript as well as the input", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const speech = (transcript: string) =>
+      status("/audio/speech", acct, {
+        model: "sandbox/tts-mini",
+        voice: "alloy",
+        input: "hello there",
+        input_references: [
+          { type: "input_audio", input_audio: { data: btoa("x".repeat(300)), format: "wav" } },
+          { type: "text", text: transcript },
+        ],
+      });
+    const refused = await speech("BANANA");
+    expect(refused.status).toBe(403);
+    expect((await errorOf(refused)).message).toContain("[FRUIT]");
+    expect((await speech("a plain transcript")).status).toBe(200);
+  });
+});
