@@ -4,7 +4,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { activityWindowStart } from "../src/db/activity";
 import { getDb, tables } from "../src/db/client";
-import { createAccount, createKey, type TestAccount } from "./helpers/accounts";
+import { createAccount, createKey, defaultGuardrail, type TestAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 import { post } from "./helpers/media";
 import { sdkFor } from "./helpers/sdk";
@@ -276,15 +276,10 @@ describe("catalog discovery", () => {
 
   it("GET /models/user applies the key's guardrails and the deployment's region", async () => {
     const acct = await createAccount();
-    await getDb(env.DB)
-      .insert(tables.guardrails)
-      .values({
-        id: acct.defaultGuardrailId,
-        accountId: acct.accountId,
-        workspaceId: acct.workspaceId,
-        name: "Only Anthropic and the sandbox",
-        allowedProviders: ["anthropic", "sandbox"],
-      });
+    await defaultGuardrail(acct, {
+      name: "Only Anthropic and the sandbox",
+      allowedProviders: ["anthropic", "sandbox"],
+    });
     const ids = async (region?: "europe") => {
       const page = await sdkFor(acct.apiKey, region).models.listForUser({ bearer: acct.apiKey });
       return page.result.data.map((m) => m.id);

@@ -1,28 +1,19 @@
 // Content filters read every text of a conversation the provider gets, on chat, responses and messages
 // alike: an assistant turn's tool-call arguments, refusal and reasoning too, not only its content; and
 // speech's voice-reference transcript beside its input.
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { getDb, tables } from "../src/db/client";
-import { createAccount, type TestAccount } from "./helpers/accounts";
+import { createAccount, defaultGuardrail, type TestAccount } from "./helpers/accounts";
 import { errorOf } from "./helpers/http";
 import { post } from "./helpers/media";
 
 /** The account's default guardrail (every key of it): block "BANANA", redact "kiwi<digits>" as [KIWI]. */
-async function filters(acct: TestAccount) {
-  await getDb(env.DB)
-    .insert(tables.guardrails)
-    .values({
-      id: acct.defaultGuardrailId,
-      accountId: acct.accountId,
-      workspaceId: acct.workspaceId,
-      name: "Team policy",
-      contentFilters: [
-        { pattern: "BANANA", action: "block", label: "[FRUIT]" },
-        { pattern: "kiwi[0-9]+", action: "redact", label: "[KIWI]" },
-      ],
-    });
-}
+const filters = (acct: TestAccount) =>
+  defaultGuardrail(acct, {
+    contentFilters: [
+      { pattern: "BANANA", action: "block", label: "[FRUIT]" },
+      { pattern: "kiwi[0-9]+", action: "redact", label: "[KIWI]" },
+    ],
+  });
 
 /** A chat conversation whose assistant turn carries `assistant` (beside a tool call answered "ok"). */
 const withAssistant = (assistant: Record<string, unknown>) => ({

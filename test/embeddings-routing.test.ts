@@ -7,7 +7,7 @@ import { getDb, tables } from "../src/db/client";
 import cohereOk from "./fixtures/cohere/embed-200.json";
 import openaiOk from "./fixtures/openai/embeddings-200.json";
 import openai429 from "./fixtures/openai/embeddings-429.json";
-import { addByok, createAccount, type TestAccount } from "./helpers/accounts";
+import { addByok, createAccount, defaultGuardrail } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 import { json, mockUpstream } from "./helpers/upstream";
 
@@ -16,18 +16,6 @@ const embed = (key: string, body: Record<string, unknown>) =>
 
 async function generations(keyHash: string) {
   return getDb(env.DB).select().from(tables.generations).where(eq(tables.generations.keyHash, keyHash));
-}
-
-async function guardrail(acct: TestAccount, fields: Partial<typeof tables.guardrails.$inferInsert>) {
-  await getDb(env.DB)
-    .insert(tables.guardrails)
-    .values({
-      id: acct.defaultGuardrailId,
-      accountId: acct.accountId,
-      workspaceId: acct.workspaceId,
-      name: "Team policy",
-      ...fields,
-    });
 }
 
 let restore: (() => void) | undefined;
@@ -141,7 +129,7 @@ describe("failover", () => {
 describe("guardrails and content filters", () => {
   it("a model outside allowed_models -> 403 naming the guardrail, nothing recorded", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    await guardrail(acct, { allowedModels: ["sandbox/embed-failover"] });
+    await defaultGuardrail(acct, { allowedModels: ["sandbox/embed-failover"] });
     const res = await embed(acct.apiKey, { model: "sandbox/embed-small", input: "x" });
     expect(res.status).toBe(403);
     expect((await errorOf(res)).message).toContain("'Team policy'");
@@ -150,7 +138,7 @@ describe("guardrails and content filters", () => {
 
   it("ZDR enforcement skips the retaining provider", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    await guardrail(acct, { enforceZdrOther: true });
+    await defaultGuardrail(acct, { enforceZdrOther: true });
     const res = await embed(acct.apiKey, {
       model: "sandbox/embed-small",
       input: "x",
@@ -162,7 +150,7 @@ describe("guardrails and content filters", () => {
 
   it("block -> 403 naming the filter's label; redact rewrites before the provider sees it", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    await guardrail(acct, {
+    await defaultGuardrail(acct, {
       contentFilters: [
         { pattern: "forbidden", action: "block", label: "NO_FORBIDDEN" },
         { pattern: "secret\\d+", action: "redact", label: "HIDDEN" },

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { DataRegion } from "../regions";
 import app from "../src/app";
 import { getDb, tables } from "../src/db/client";
-import { addByok, createAccount, type TestAccount } from "./helpers/accounts";
+import { addByok, createAccount, defaultGuardrail } from "./helpers/accounts";
 import { json, mockUpstream } from "./helpers/upstream";
 
 interface Deployment {
@@ -52,18 +52,6 @@ function upstream(routes: Parameters<typeof mockUpstream>[0] = {}) {
 
 const generations = (keyHash: string) =>
   getDb(env.DB).select().from(tables.generations).where(eq(tables.generations.keyHash, keyHash));
-
-async function guardrail(acct: TestAccount, fields: Partial<typeof tables.guardrails.$inferInsert>) {
-  await getDb(env.DB)
-    .insert(tables.guardrails)
-    .values({
-      id: acct.defaultGuardrailId,
-      accountId: acct.accountId,
-      workspaceId: acct.workspaceId,
-      name: "Team policy",
-      ...fields,
-    });
-}
 
 const weather: Anthropic.Tool = {
   name: "get_weather",
@@ -249,7 +237,7 @@ describe("refusals in Anthropic's envelope", () => {
   it("a model outside the guardrail's allowed_models -> 403 naming it (PermissionDeniedError); unknown model -> 404", async () => {
     const mock = upstream();
     const acct = await createAccount({ creditsUsd: 5 });
-    await guardrail(acct, { allowedModels: ["sandbox/chat-echo"] });
+    await defaultGuardrail(acct, { allowedModels: ["sandbox/chat-echo"] });
     const client = anthropic({ apiKey: acct.apiKey });
     const messages = conversation.slice(0, 1);
     const allowed = await client.messages.countTokens({ model: "sandbox/chat-echo", messages });
@@ -270,7 +258,9 @@ describe("refusals in Anthropic's envelope", () => {
     const mock = upstream();
     const acct = await createAccount({ creditsUsd: 5 });
     await addByok(acct, "anthropic", "sk-ant-user-key");
-    await guardrail(acct, { contentFilters: [{ pattern: "Lisbon", action: "block", label: "NO_CITIES" }] });
+    await defaultGuardrail(acct, {
+      contentFilters: [{ pattern: "Lisbon", action: "block", label: "NO_CITIES" }],
+    });
     const err = await anthropic({ apiKey: acct.apiKey })
       .messages.countTokens({ model: "anthropic/claude-sonnet-4", messages: conversation })
       .catch((e: unknown) => e);

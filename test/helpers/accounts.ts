@@ -113,3 +113,19 @@ export async function addByok(
     });
   return id;
 }
+
+/** Writes the workspace's default guardrail (which binds every key of it) with `fields`. */
+export async function defaultGuardrail(
+  acct: TestAccount,
+  fields: Partial<typeof tables.guardrails.$inferInsert>,
+) {
+  await getDb(env.DB)
+    .insert(tables.guardrails)
+    .values({
+      id: acct.defaultGuardrailId,
+      accountId: acct.accountId,
+      workspaceId: acct.workspaceId,
+      name: "Team policy",
+      ...fields,
+    });
+}
