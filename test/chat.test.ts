@@ -214,6 +214,7 @@ describe("failures", () => {
     const last = JSON.parse(data.at(-1)!) as {
       error: { code: number; message: string; metadata: { error_type: string } };
       choices: Array<{ finish_reason: string }>;
+      usage: { completion_tokens: number; cost: number };
     };
     expect(last.choices[0]!.finish_reason).toBe("error");
     expect(Number.isInteger(last.error.code)).toBe(true);
@@ -224,9 +225,12 @@ describe("failures", () => {
     await settled();
     const gen = await generation(id);
     expect(gen).toMatchObject({ status: "failed" });
-    // Output was produced before the failure: it is billed, on estimated usage.
+    // Output was produced before the failure: it is billed, on estimated usage, and the error chunk
+    // says what was charged.
     expect(gen!.costMicros).toBeGreaterThan(0);
     expect(gen!.usage).toMatchObject({ estimated: 1 });
+    expect(last.usage.completion_tokens).toBeGreaterThan(0);
+    expect(Math.round(last.usage.cost * 1_000_000)).toBe(gen!.costMicros);
   });
 
   it("a rate limit hit after streaming started arrives as an error chunk: 429, rate_limit_exceeded", async () => {

@@ -139,13 +139,18 @@ export function usageWire(usage: ChatUsage, meta: ChatMeta) {
   };
 }
 
+/** Zero-completion insurance: a request that ends in an error before any output costs nothing. */
+const insured = (folded: Folded, status: Final["status"]) =>
+  status !== "completed" && status !== "cancelled" && !folded.produced();
+
+/** The price of an insured answer. */
+const NOTHING = () => ({ prompt: 0, completion: 0 });
+
 function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error: string | null): Final {
   const { usage, estimated } = folded.finalUsage(meta.promptEstimate);
-  // Zero-completion insurance: a request that ends in an error before any output costs nothing.
-  const insured = status !== "completed" && status !== "cancelled" && !folded.produced();
-  const { prompt, completion } = meta.price(usage);
+  const { prompt, completion } = (insured(folded, status) ? NOTHING : meta.price)(usage);
   return {
-    costMicros: insured ? 0 : prompt + completion,
+    costMicros: prompt + completion,
     usage: {
       prompt_tokens: usage.promptTokens,
       completion_tokens: usage.completionTokens,
@@ -283,10 +288,14 @@ export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
     // answer does: "stop". Clients wait for it (openai's stream helper throws without it).
     end: (folded, usage) =>
       `${folded.finish ? "" : frame(`"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]`)}${frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`)}data: [DONE]\n\n`,
-    fail: (error) =>
-      frame(
-        `"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"error":${JSON.stringify(error)}`,
-      ),
+    // The error chunk also says what the answer used and costs until it broke off (charged as produced).
+    fail: (error, folded) => {
+      const { usage } = folded.finalUsage(meta.promptEstimate);
+      const charged = insured(folded, "failed") ? { ...meta, price: NOTHING } : meta;
+      return frame(
+        `"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"error":${JSON.stringify(error)},"usage":${JSON.stringify(usageWire(usage, charged))}`,
+      );
+    },
     keepalive: KEEPALIVE,
   };
 }
