@@ -470,6 +470,9 @@ export async function jsonAnswer(
   const startedAt = Date.now();
   let lastEventAt = startedAt;
   const ticker = new Ticker();
+  // A client that leaves stops the upstream; the read in flight then fails, and the answer is cancelled.
+  const onLeave = () => opened.abort.abort(left?.reason);
+  left?.addEventListener("abort", onLeave, { once: true });
   try {
     const add = (chunk: ChatChunk) => {
       folded.add(chunk);
@@ -495,12 +498,14 @@ export async function jsonAnswer(
     }
   } catch (err) {
     ticker.stop();
+    left?.removeEventListener("abort", onLeave);
     opened.abort.abort(err);
     if (left?.aborted) return { cancelled: finalOf(folded, meta, "cancelled", "client disconnected") };
     // The client gets an error status and nothing else: nothing is charged.
     return { error: err, final: { ...finalOf(folded, meta, "failed", String(err)), costMicros: 0 } };
   }
   ticker.stop();
+  left?.removeEventListener("abort", onLeave);
   const { usage } = folded.finalUsage(meta.promptEstimate);
   if (meta.healJson && folded.content) folded.content = healedJson(folded.content);
   return {

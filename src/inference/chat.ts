@@ -401,8 +401,6 @@ export async function runChat(
       const same = opened.wire && format.passthrough?.wire === opened.wire && !healJson;
       const way = same ? format.passthrough! : format;
       if (streaming) return sseAnswer(opened, meta, way.stream(meta));
-      const onLeave = () => opened.abort.abort(signal.reason);
-      signal.addEventListener("abort", onLeave, { once: true });
       const answer = await jsonAnswer(
         opened,
         meta,
@@ -410,7 +408,6 @@ export async function runChat(
         way.json(meta),
         signal,
       );
-      signal.removeEventListener("abort", onLeave);
       // The client left before the answer was complete: cancelled, billed for what was produced.
       if ("cancelled" in answer)
         return { response: clientClosedResponse(), done: Promise.resolve(answer.cancelled) };
