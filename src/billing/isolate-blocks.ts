@@ -68,12 +68,14 @@ export class IsolateBlocks {
   }
 
   /**
-   * Before a call to the ledger admits anything: no more admissions against this isolate's open
-   * blocks, whose unused rest goes back with the call, so the ledger decides on the real room (all
-   * of them: the balance is shared by every key of the account).
+   * No more admissions against this isolate's open blocks: their unused rest goes back with the next
+   * call, so the ledger decides on the real room (all of them: the balance is shared by every key of
+   * the account). Done when the ledger answered "retry" while one of them was open. Whether any was.
    */
-  closeOpen(): void {
+  closeOpen(): boolean {
+    const any = this.open.size > 0;
     for (const b of this.open.values()) this.close(b);
+    return any;
   }
 
   /**

@@ -97,12 +97,17 @@ export async function admitThrough(
     }
     const outcome = await admitByCall(env, accountId, id, cmd, background);
     if (outcome.ok || outcome.retryAt == null) return outcome;
+    retrySince ??= Date.now();
+    // The room may be held by this isolate's own open blocks (another key's, or this key's too full
+    // for the request): closed, their unused rest goes back with the next call, which goes at once.
+    // Closing them only now, not before every call, keeps the blocks of an account's other keys
+    // open while room is plentiful (closing them on every call made each key's requests call too).
+    if (blocksOf(id.toString()).closeOpen()) continue;
     // Asked again for as long as the ledger says a block may still free room (it says so only while
     // one is open or its closing report is due), whatever the calls' latency; bounded in all. Counted
     // from the first "retry", not from the request's start: in a burst every request starts at once
     // and many wait seconds for their turn, so a clock started then gave up together while a block's
     // room was still coming back (fewer than floor(C/R) admitted across ingresses).
-    retrySince ??= Date.now();
     if (Date.now() - retrySince >= MAX_RETRY_WAIT_MS) return { ok: false, rejection: outcome.rejection };
     await sleep(Math.min(Math.max(outcome.retryAt - Date.now(), 1), RETRY_POLL_MS));
     poll = 1;
@@ -125,11 +130,9 @@ async function admitByCall(
   inFlight.set(key, calls);
   const call = { sentAt: Date.now() };
   calls.add(call);
-  // Nothing more is admitted here against this isolate's blocks: their unused room goes back with
-  // this call. While the call asks for a block the state is not idle, so the grant lands in the
-  // state every request uses.
+  // While the call asks for a block the state is not idle, so the grant lands in the state every
+  // request uses.
   const blocks = blocksOf(key);
-  blocks.closeOpen();
   const want = background ? blocks.want(cmd) : undefined;
   let reply: AdmitReply | undefined;
   try {

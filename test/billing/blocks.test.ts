@@ -87,6 +87,51 @@ describe("blocks", () => {
     await bg.done();
   });
 
+  it("each key of an account keeps its own block: one key's call does not end another's", async () => {
+    const { acct, auth } = await setup(1);
+    const other = await authFor((await createKey(acct)).hash);
+    const counted = countingEnv();
+    const bg = background();
+    const rs: Reservation[] = [];
+    for (let i = 0; i < 20; i++) {
+      rs.push(await admit(counted.env, auth, request({ worstCaseMicros: 1_000 }), bg));
+      rs.push(await admit(counted.env, other, request({ worstCaseMicros: 1_000 }), bg));
+    }
+    // One call per key got its block. Closing every open block before each call made the keys take
+    // turns ending each other's, so every other request called.
+    expect(counted.calls.map((c) => c.method)).toEqual(["admit", "admit"]);
+    expect(rs.every((r) => r.blockId !== undefined)).toBe(true);
+    await Promise.all(
+      rs.map((r) => settleInBackground(counted.env, r, { actualMicros: 500, isByok: false })),
+    );
+    expect((await readLedgerStatus(counted.env, acct.accountId, [])).account).toMatchObject({
+      spent: 40 * 500,
+      reserved: 0,
+    });
+    await bg.done();
+  });
+
+  it("room held by this isolate's block for another key comes back at once when a request needs it", async () => {
+    // $1 = 1_000_000: the first key's block takes a quarter (250_000); 800_000 fits only without it.
+    const { acct, auth } = await setup(1);
+    const other = await authFor((await createKey(acct)).hash);
+    const counted = countingEnv();
+    const bg = background();
+    const first = await admit(counted.env, auth, request({ worstCaseMicros: 1_000 }), bg);
+    expect((await raw(acct.accountId)).reserved).toBe(250_000);
+    const big = await admit(counted.env, other, request({ worstCaseMicros: 800_000 }), bg);
+    expect(big.reservedMicros).toBe(800_000);
+    // Told to retry while the block was open, the isolate closed it and asked again with its report:
+    // one more call, not a wait for the block's time to end.
+    expect(counted.calls.map((c) => c.method)).toEqual(["admit", "admit", "admit"]);
+    expect(await raw(acct.accountId)).toMatchObject({ reserved: 801_000, spent: 0 });
+    // The first key's block is closed: its next request asks the ledger.
+    await admit(counted.env, auth, request({ worstCaseMicros: 1_000 }));
+    expect(counted.calls).toHaveLength(4);
+    await settleInBackground(counted.env, first, { actualMicros: 1_000, isByok: false });
+    await bg.done();
+  });
+
   it("admits exactly floor(C/R) of many concurrent requests with blocks in play", async () => {
     // $0.1 = 100_000 micro-USD of credits; each request may cost up to 1_000: exactly 100 fit.
     const { acct, auth } = await setup(0.1);
