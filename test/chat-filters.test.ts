@@ -1,6 +1,6 @@
 // Content filters read every text of a conversation the provider gets, on chat, responses and messages
-// alike: an assistant turn's tool-call arguments, refusal and reasoning too, not only its content; and
-// speech's voice-reference transcript beside its input.
+// alike: an assistant turn's tool-call arguments, refusal and reasoning too, not only its content; the
+// tools' descriptions; and speech's voice-reference transcript beside its input.
 import { describe, expect, it } from "vitest";
 import { createAccount, defaultGuardrail, type TestAccount } from "./helpers/accounts";
 import { errorOf } from "./helpers/http";
@@ -146,6 +146,107 @@ describe("content filters on an assistant turn's every text", () => {
       ],
     });
     expect(refusal.status).toBe(403);
+  });
+});
+
+describe("content filters on tools", () => {
+  /** A function tool whose description is `description` and whose one parameter is described by `param`. */
+  const tool = (description: string, param: string) => ({
+    type: "function",
+    function: {
+      name: "lookup",
+      description,
+      parameters: {
+        type: "object",
+        title: "Lookup",
+        properties: { q: { type: "string", description: param, enum: ["kiwi1"] } },
+        required: ["q"],
+      },
+    },
+  });
+  const chat = (tools: unknown[]) => ({
+    model: "sandbox/chat-echo",
+    messages: [{ role: "user", content: "hi" }],
+    tools,
+  });
+
+  it("a block filter refuses text in a tool's description or its parameters' descriptions, on every route", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    for (const t of [tool("finds BANANA", "a query"), tool("finds things", "a BANANA query")]) {
+      const res = await status("/chat/completions", acct, chat([t]));
+      expect(res.status).toBe(403);
+      expect((await errorOf(res)).message).toContain("[FRUIT]");
+    }
+    const messages = await status("/messages", acct, {
+      model: "sandbox/chat-echo",
+      max_tokens: 20,
+      messages: [{ role: "user", content: "hi" }],
+      tools: [{ name: "lookup", description: "finds BANANA", input_schema: { type: "object" } }],
+    });
+    expect(messages.status).toBe(403);
+    const responses = await status("/responses", acct, {
+      model: "sandbox/chat-echo",
+      input: "hi",
+      tools: [
+        {
+          type: "function",
+          name: "lookup",
+          description: "finds things",
+          parameters: { type: "object", properties: { q: { type: "string", description: "BANANA" } } },
+        },
+      ],
+    });
+    expect(responses.status).toBe(403);
+    // The same tools without the word pass.
+    expect((await status("/chat/completions", acct, chat([tool("finds things", "a query")]))).status).toBe(
+      200,
+    );
+  });
+
+  it("a redact filter rewrites a tool's prose before the provider sees it, and leaves its structure alone", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const sent = JSON.parse(await upstreamBody(acct, chat([tool("finds kiwi42", "like kiwi7")]))) as {
+      echo_upstream_body: { tools: Array<{ function: Record<string, unknown> }> };
+    };
+    const fn = sent.echo_upstream_body.tools[0]!.function;
+    expect(fn.description).toBe("finds [KIWI]");
+    expect(fn.parameters).toEqual({
+      type: "object",
+      title: "Lookup",
+      // Prose is filtered; an enum is the tool's contract, sent as written.
+      properties: { q: { type: "string", description: "like [KIWI]", enum: ["kiwi1"] } },
+      required: ["q"],
+    });
+    expect(fn.name).toBe("lookup");
+  });
+
+  it("a response format's schema prose is filtered like a tool's", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const format = (description: string) => ({
+      model: "sandbox/chat-echo",
+      messages: [{ role: "user", content: "hi" }],
+      response_format: {
+        type: "json_schema",
+        json_schema: {
+          name: "answer",
+          description,
+          schema: { type: "object", properties: { a: { type: "string", description: "kiwi9 here" } } },
+        },
+      },
+    });
+    const refused = await status("/chat/completions", acct, format("about BANANA"));
+    expect(refused.status).toBe(403);
+    const sent = JSON.parse(await upstreamBody(acct, format("about kiwi3"))) as {
+      echo_upstream_body: { response_format: { json_schema: Record<string, unknown> } };
+    };
+    expect(sent.echo_upstream_body.response_format.json_schema).toMatchObject({
+      name: "answer",
+      description: "about [KIWI]",
+      schema: { type: "object", properties: { a: { type: "string", description: "[KIWI] here" } } },
+    });
   });
 });
 

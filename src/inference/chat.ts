@@ -195,12 +195,29 @@ export function chatRequirements(body: ChatRequestBody): Requirement[] {
   return out;
 }
 
-/** Every text the caller wrote, filtered by the key's content filters (block -> 403, redact -> rewritten). */
-export function filteredMessages(body: ChatRequestBody, policy: Parameters<typeof filterTexts>[0]) {
-  if (policy.filters.length === 0) return { messages: body.messages as ChatMessage[], flags: [] };
-  // Every text of the conversation the provider reads, in one list: content and text parts, and an
-  // assistant turn's tool-call arguments, refusal, reasoning and reasoning details' text and summaries.
+/**
+ * Every text the caller wrote, filtered by the key's content filters (block -> 403, redact -> rewritten):
+ * the messages, and the prose of the tools and of the response format's schema (the model reads them
+ * as it reads the prompt). `sent` is the body with those tools and that response format.
+ */
+export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof filterTexts>[0]) {
+  if (policy.filters.length === 0) return { messages: body.messages as ChatMessage[], sent: body, flags: [] };
+  // Every text the provider reads, in one list: content and text parts, an assistant turn's tool-call
+  // arguments, refusal, reasoning and reasoning details' text and summaries; each tool's description,
+  // and the descriptions and titles in its parameters' schema and in the response format's.
   const texts: string[] = [];
+  const walkSchemas = (visit: (text: string) => string): ChatRequestBody => ({
+    ...body,
+    tools: body.tools?.map((t) => ({
+      ...t,
+      function: {
+        ...t.function,
+        ...(t.function.description != null && { description: visit(t.function.description) }),
+        ...(t.function.parameters && { parameters: schemaTexts(t.function.parameters, visit) }),
+      },
+    })),
+    response_format: schemaTexts(body.response_format, visit),
+  });
   const walk = (visit: (text: string) => string) =>
     body.messages.map((m) => {
       const content =
@@ -226,14 +243,37 @@ export function filteredMessages(body: ChatRequestBody, policy: Parameters<typeo
         }),
       };
     });
-  walk((text) => {
+  const collect = (text: string) => {
     texts.push(text);
     return text;
-  });
+  };
+  walk(collect);
+  walkSchemas(collect);
   const verdict = filterTexts(policy, texts);
   let i = 0;
-  const messages = walk(() => verdict.texts[i++]!) as ChatMessage[];
-  return { messages, flags: verdict.flags };
+  const next = () => verdict.texts[i++]!;
+  const messages = walk(next) as ChatMessage[];
+  return { messages, sent: walkSchemas(next), flags: verdict.flags };
+}
+
+/**
+ * Schema words that hold prose for the model; the rest (types, names, patterns, enums) is structure.
+ * (Request schemas are at most 32 deep, so the walk's own bound is never what stops it.)
+ */
+const SCHEMA_PROSE = new Set(["description", "title"]);
+
+/**
+ * A JSON schema with its prose (`description`, `title`, at any depth) passed through `visit`, in a
+ * fixed order (the same walk collects the texts and puts the filtered ones back).
+ */
+function schemaTexts<T>(node: T, visit: (text: string) => string, depth = 0): T {
+  if (depth > 64 || node === null || typeof node !== "object") return node;
+  if (Array.isArray(node)) return node.map((n) => schemaTexts(n, visit, depth + 1)) as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    out[k] = SCHEMA_PROSE.has(k) && typeof v === "string" ? visit(v) : schemaTexts(v, visit, depth + 1);
+  }
+  return out as T;
 }
 
 /**
@@ -325,7 +365,7 @@ export async function runChat(
   if (!model) throw badRequest("model is required (or models, or preset)");
   const plugins = pluginPlanOf(body);
   const { healJson } = plugins;
-  const { messages, flags } = filteredMessages(body, auth.policy);
+  const { messages, sent, flags } = filteredPrompt(body, auth.policy);
   const promptEstimate = estimatePromptTokens(messages);
   const signal = c.req.raw.signal;
   const streaming = body.stream === true;
@@ -361,7 +401,7 @@ export async function runChat(
       ctx.signal.addEventListener("abort", onAbort, { once: true });
       try {
         const stream = await adapter.chat!(
-          adapterRequest(body, plugins.middleOut ? fitted(attempt) : messages, attempt.endpoint, {
+          adapterRequest(sent, plugins.middleOut ? fitted(attempt) : messages, attempt.endpoint, {
             ...extras,
             ...wire,
           }),

@@ -12,7 +12,7 @@ import { getAdapter } from "../providers/registry";
 import type { ChatRequest } from "../providers/types";
 import type { ChatRequestBody } from "../schemas/chat";
 import { runAttempts } from "./attempts";
-import { adapterRequest, type ChatRequestExtras, chatRoute, filteredMessages } from "./chat";
+import { adapterRequest, type ChatRequestExtras, chatRoute, filteredPrompt } from "./chat";
 import { credentialResolver } from "./context";
 import { planFor } from "./pipeline";
 import { estimatePromptTokens } from "./prompt-estimate";
@@ -36,7 +36,7 @@ export async function countChatTokens(
   const model = body.model ?? body.models?.[0];
   if (!model) throw badRequest("model is required (or models, or preset)");
   // What the provider would be sent: a blocked text refuses the count (403), a redacted one is counted redacted.
-  const { messages } = filteredMessages(body, auth.policy);
+  const { messages, sent } = filteredPrompt(body, auth.policy);
   const { context, plan } = await planFor(env, auth, {
     capability: "chat",
     route: chatRoute(body, model),
@@ -46,7 +46,7 @@ export async function countChatTokens(
     signal: io.signal,
     resolveCredential: credentialResolver(env, context.byok),
     call: async (attempt, ctx) => {
-      const request = adapterRequest(body, messages, attempt.endpoint, extras);
+      const request = adapterRequest(sent, messages, attempt.endpoint, extras);
       const adapter = getAdapter(attempt.endpoint.adapter)!;
       return adapter.countTokens ? adapter.countTokens(request, ctx) : estimateChatPromptTokens(request);
     },

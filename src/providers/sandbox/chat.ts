@@ -127,6 +127,7 @@ export async function sandboxChat(request: ChatRequest, call: CallContext): Prom
     messages: request.messages,
     ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
     ...(request.tools ? { tools: request.tools } : {}),
+    ...(request.responseFormat ? { response_format: request.responseFormat } : {}),
   };
   call.onUpstreamBody?.(upstreamBody);
   await sandboxFailureMode(call);
