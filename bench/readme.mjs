@@ -28,7 +28,7 @@ const newest = (mode) => {
 const load = (m) =>
   `load average ${m.machine.loadavg_before[0].toFixed(1)} -> ${m.machine.loadavg_after[0].toFixed(1)}`;
 const about = (m) =>
-  `commit ${m.revision?.commit ?? "?"}${m.revision?.src_changed ? " (src changed)" : ""}, ${m.machine.cpus} cores, ${load(m)}`;
+  `commit ${m.revision?.commit ?? "?"}${m.revision?.src_changed ? " (src changed)" : ""}${m.keys > 1 ? `, load spread over ${m.keys} keys` : ""}, ${m.machine.cpus} cores, ${load(m)}`;
 
 const MODES = [
   {

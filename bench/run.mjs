@@ -167,6 +167,9 @@ try {
   log(
     `building with wrangler deploy --dry-run: ${[timed && "the gateway", counted && COUNTING_ENTRY].filter(Boolean).join(" and ")}...`,
   );
+  // What is measured is what was built: the revision is read now, not when the results are written
+  // (an edit made while the bench runs is not in its figures).
+  const built = revision();
   const [gatewayBundle, countingBundle] = await Promise.all([
     timed ? buildBundle(join(work, "gateway")) : undefined,
     counted ? buildBundle(join(work, "counting"), COUNTING_ENTRY) : undefined,
@@ -257,7 +260,7 @@ try {
     }
     const meta = {
       started_at: started.toISOString(),
-      revision: revision(),
+      revision: built,
       wall_s: seconds(tMode),
       profile: flags.quick ? "quick" : "full",
       keys: Number(flags.keys),
