@@ -18,6 +18,7 @@ import { getDb, tables } from "../../src/db/client";
 import type { Bindings } from "../../src/env";
 import { RECORDS_QUEUE } from "../../src/generations/consumer";
 import type { GenerationRecord, RecordsMessage } from "../../src/generations/insert";
+import { finishGeneration } from "../../src/generations/record";
 import worker from "../../src/index";
 import { UNCLAIMED_BLOCK_MS } from "../../src/ledger/blocks";
 import { LEASE_MS } from "../../src/ledger/core";
@@ -306,6 +307,59 @@ describe("a record still queued when its reservation is reclaimed", () => {
 });
 
 describe("the producer", () => {
+  it("sends concurrent records in one call, and settles each only once its record was handed over", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const counted = countingEnv();
+    // One log for both: the queue's sends and the ledger's calls, in the order they happened.
+    const queue = {
+      sendBatch: async (messages: Array<{ body: RecordsMessage }>) => {
+        counted.calls.push({
+          method: "sendBatch",
+          settles: messages.flatMap((m) => [m.body].flat().map((r) => r.id)),
+        });
+      },
+    } as unknown as Queue<RecordsMessage>;
+    const testEnv = { ...counted.env, GENERATION_RECORDS: undefined, GENERATIONS: queue };
+    const records = Array.from({ length: 5 }, (_, i) => record(acct, { costMicros: 100 + i }));
+    const admitted = await ledgerFor(env, acct.accountId).admit(
+      acct.accountId,
+      records.map((r) => ({
+        generationId: r.id,
+        keyHash: acct.apiKeyHash,
+        cap: null,
+        budgets: [],
+        worstCaseMicros: 1_000,
+        byok: false,
+        freeModel: false,
+      })),
+    );
+    expect(admitted.outcomes.every((o) => o.ok)).toBe(true);
+    await Promise.all(
+      records.map((r) =>
+        finishGeneration(
+          testEnv,
+          {
+            accountId: acct.accountId,
+            generationId: r.id,
+            keyHash: acct.apiKeyHash,
+            reservedMicros: 1_000,
+            byok: false,
+          },
+          r,
+        ),
+      ),
+    );
+    const ids = records.map((r) => r.id).sort();
+    expect(counted.calls[0]).toEqual({ method: "sendBatch", settles: expect.any(Array) });
+    expect([...counted.calls[0]!.settles].sort()).toEqual(ids);
+    // Every settlement went after the send, and each record was settled once.
+    const settled = counted.calls.slice(1).flatMap((c) => c.settles);
+    expect(counted.calls.slice(1).every((c) => c.method !== "sendBatch")).toBe(true);
+    expect(settled.sort()).toEqual(ids);
+    const status = await ledgerFor(env, acct.accountId).status(acct.accountId, []);
+    expect(status.account).toMatchObject({ spent: 100 + 101 + 102 + 103 + 104, reserved: 0 });
+  });
+
   it("writes the records to D1 itself when the queue refuses them, logged by generation id", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const failing = {
