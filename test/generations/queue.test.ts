@@ -73,22 +73,27 @@ async function deliverPacked(messages: GenerationRecord[][], attempts = 1) {
   };
 }
 
-/** Each record's request admitted by the ledger (10,000 micro-USD worst case), then its lease ended and reclaimed. */
-async function reserveThenReclaim(acct: TestAccount, records: GenerationRecord[]) {
-  const ledger = ledgerFor(env, acct.accountId);
-  const admitted = await ledger.admit(
+/** Each record's request admitted by the ledger, with a reservation of `worstCaseMicros`. */
+async function reserve(acct: TestAccount, records: GenerationRecord[], worstCaseMicros: number) {
+  const admitted = await ledgerFor(env, acct.accountId).admit(
     acct.accountId,
     records.map((r) => ({
       generationId: r.id,
       keyHash: acct.apiKeyHash,
       cap: null,
       budgets: [],
-      worstCaseMicros: 10_000,
+      worstCaseMicros,
       byok: false,
       freeModel: false,
     })),
   );
   expect(admitted.outcomes.every((o) => o.ok)).toBe(true);
+}
+
+/** Each record's request admitted by the ledger (10,000 micro-USD worst case), then its lease ended and reclaimed. */
+async function reserveThenReclaim(acct: TestAccount, records: GenerationRecord[]) {
+  const ledger = ledgerFor(env, acct.accountId);
+  await reserve(acct, records, 10_000);
   await runInDurableObject(ledger, (instance) => {
     instance.clock = () => Date.now() + LEASE_MS + 1_000;
   });
@@ -321,19 +326,7 @@ describe("the producer", () => {
     } as unknown as Queue<RecordsMessage>;
     const testEnv = { ...counted.env, GENERATION_RECORDS: undefined, GENERATIONS: queue };
     const records = Array.from({ length: 5 }, (_, i) => record(acct, { costMicros: 100 + i }));
-    const admitted = await ledgerFor(env, acct.accountId).admit(
-      acct.accountId,
-      records.map((r) => ({
-        generationId: r.id,
-        keyHash: acct.apiKeyHash,
-        cap: null,
-        budgets: [],
-        worstCaseMicros: 1_000,
-        byok: false,
-        freeModel: false,
-      })),
-    );
-    expect(admitted.outcomes.every((o) => o.ok)).toBe(true);
+    await reserve(acct, records, 1_000);
     await Promise.all(
       records.map((r) =>
         finishGeneration(
