@@ -238,6 +238,40 @@ describe("keys API", () => {
     }
   });
 
+  it("refuses a name with an unpaired surrogate (D1 would store it changed) and keeps one with a pair", async () => {
+    const acct = await createAccount();
+    const keys = async () =>
+      (await getDb(env.DB).select().from(tables.apiKeys).where(eq(tables.apiKeys.accountId, acct.accountId)))
+        .length;
+    const before = await keys();
+    // JSON.stringify writes the lone surrogate as the escape "\ud800", as a client's JSON would.
+    const lone = await call("/keys", {
+      key: acct.managementKey,
+      method: "POST",
+      body: { name: "bad \ud800 name" },
+    });
+    expect(lone.status).toBe(400);
+    expect((await errorOf(lone)).message).toMatch(/unpaired surrogate/);
+    expect(await keys()).toBe(before);
+    const renamed = await call(`/keys/${acct.apiKeyHash}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { name: "\udfff" },
+    });
+    expect(renamed.status).toBe(400);
+    const paired = await call("/keys", {
+      key: acct.managementKey,
+      method: "POST",
+      body: { name: "key \u{1F511}" },
+    });
+    expect(paired.status).toBe(201);
+    const { data } = (await paired.json()) as { data: { hash: string } };
+    const read = (await (await call(`/keys/${data.hash}`, { key: acct.managementKey })).json()) as {
+      data: { name: string };
+    };
+    expect(read.data.name).toBe("key \u{1F511}");
+  });
+
   it("rejects an empty update and an unknown workspace", async () => {
     const acct = await createAccount();
     const empty = await call(`/keys/${acct.apiKeyHash}`, {

@@ -1,5 +1,6 @@
 // Wire shapes of BYOK provider credentials (SDK-compatible) and the bodies and queries of the BYOK API.
 import { z } from "@hono/zod-openapi";
+import { storedText } from "./common";
 
 export const ByokCredentialSchema = z
   .object({
@@ -44,7 +45,7 @@ const restriction = <T extends z.ZodType>(item: T, what: string) =>
     .nullable();
 
 const settable = {
-  name: z.string().trim().min(1).max(200).nullable(),
+  name: storedText(z.string().trim().min(1).max(200)).nullable(),
   disabled: z.boolean(),
   is_byok_only: z.boolean(),
   is_fallback: z.boolean(),

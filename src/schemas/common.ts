@@ -26,6 +26,16 @@ export const ResetIntervalSchema = z.enum(["daily", "weekly", "monthly"]);
 
 export const TimestampSchema = z.iso.datetime({ offset: true });
 
+/** A UTF-16 surrogate without its pair: JSON can carry one (`"\ud800"`), UTF-8 storage cannot. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Text the gateway stores and shows back (names, descriptions): a lone surrogate is refused with 400,
+ * since D1 would store it as U+FFFD and what a caller reads back would differ from what it sent.
+ */
+export const storedText = <T extends z.ZodString>(schema: T) =>
+  schema.refine((s) => !LONE_SURROGATE.test(s), "must be valid Unicode text (it has an unpaired surrogate)");
+
 /** Bounds on caller JSON the gateway keeps or forwards without knowing its shape. */
 export interface JsonBounds {
   /** Containers (objects and arrays) nested inside one another, the outermost counting as 1. */

@@ -1,7 +1,13 @@
 // Wire shapes of API keys: the current-key information and the keys management API.
 import { z } from "@hono/zod-openapi";
 import { MICROS_PER_USD } from "../lib/money";
-import { DataRegionSchema, DataRegionSetSchema, ResetIntervalSchema, TimestampSchema } from "./common";
+import {
+  DataRegionSchema,
+  DataRegionSetSchema,
+  ResetIntervalSchema,
+  storedText,
+  TimestampSchema,
+} from "./common";
 
 const usageFields = {
   usage: z.number(),
@@ -93,7 +99,7 @@ const futureTimestamp = TimestampSchema.refine((v) => Date.parse(v) > Date.now()
 
 export const CreateKeyBodySchema = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: storedText(z.string().trim().min(1).max(200)),
     limit: KeyLimitSchema.optional(),
     limit_reset: ResetIntervalSchema.nullable().optional(),
     include_byok_in_limit: z.boolean().optional(),
@@ -106,7 +112,7 @@ export const CreateKeyBodySchema = z
 
 export const UpdateKeyBodySchema = z
   .object({
-    name: z.string().trim().min(1).max(200).optional(),
+    name: storedText(z.string().trim().min(1).max(200)).optional(),
     disabled: z.boolean().optional(),
     limit: KeyLimitSchema.optional(),
     limit_reset: ResetIntervalSchema.nullable().optional(),
