@@ -256,22 +256,20 @@ export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof 
   return { messages, sent: walkSchemas(next), flags: verdict.flags };
 }
 
-/**
- * Schema words that hold prose for the model; the rest (types, names, patterns, enums) is structure.
- * (Request schemas are at most 32 deep, so the walk's own bound is never what stops it.)
- */
+/** Schema words that hold prose for the model; the rest (types, names, patterns, enums) is structure. */
 const SCHEMA_PROSE = new Set(["description", "title"]);
 
 /**
  * A JSON schema with its prose (`description`, `title`, at any depth) passed through `visit`, in a
- * fixed order (the same walk collects the texts and puts the filtered ones back).
+ * fixed order (the same walk collects the texts and puts the filtered ones back). The request schemas
+ * bound these schemas to 32 levels, so the recursion is bounded too.
  */
-function schemaTexts<T>(node: T, visit: (text: string) => string, depth = 0): T {
-  if (depth > 64 || node === null || typeof node !== "object") return node;
-  if (Array.isArray(node)) return node.map((n) => schemaTexts(n, visit, depth + 1)) as T;
+function schemaTexts<T>(node: T, visit: (text: string) => string): T {
+  if (node === null || typeof node !== "object") return node;
+  if (Array.isArray(node)) return node.map((n) => schemaTexts(n, visit)) as T;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node)) {
-    out[k] = SCHEMA_PROSE.has(k) && typeof v === "string" ? visit(v) : schemaTexts(v, visit, depth + 1);
+    out[k] = SCHEMA_PROSE.has(k) && typeof v === "string" ? visit(v) : schemaTexts(v, visit);
   }
   return out as T;
 }

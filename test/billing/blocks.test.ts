@@ -39,6 +39,13 @@ function otherIsolateBlock(accountId: string, keyHash: string) {
   return ledgerFor(env, accountId).admit(accountId, [cmd], { settles: [], reports: [] }, want);
 }
 
+/** An account with two keys, the ledger's calls counted, and a request background. */
+async function twoKeys(creditsUsd: number) {
+  const { acct, auth } = await setup(creditsUsd);
+  const other = await authFor((await createKey(acct)).hash);
+  return { acct, auth, other, counted: countingEnv(), bg: background() };
+}
+
 const raw = async (accountId: string) => (await ledgerFor(env, accountId).status(accountId, [])).account;
 
 describe("blocks", () => {
@@ -88,17 +95,14 @@ describe("blocks", () => {
   });
 
   it("each key of an account keeps its own block: one key's call does not end another's", async () => {
-    const { acct, auth } = await setup(1);
-    const other = await authFor((await createKey(acct)).hash);
-    const counted = countingEnv();
-    const bg = background();
+    const { acct, auth, other, counted, bg } = await twoKeys(1);
     const rs: Reservation[] = [];
     for (let i = 0; i < 20; i++) {
       rs.push(await admit(counted.env, auth, request({ worstCaseMicros: 1_000 }), bg));
       rs.push(await admit(counted.env, other, request({ worstCaseMicros: 1_000 }), bg));
     }
     // One call per key got its block. Closing every open block before each call made the keys take
-    // turns ending each other's, so every other request called.
+    // turns ending each other's, so every request called.
     expect(counted.calls.map((c) => c.method)).toEqual(["admit", "admit"]);
     expect(rs.every((r) => r.blockId !== undefined)).toBe(true);
     await Promise.all(
@@ -113,10 +117,7 @@ describe("blocks", () => {
 
   it("room held by this isolate's block for another key comes back at once when a request needs it", async () => {
     // $1 = 1_000_000: the first key's block takes a quarter (250_000); 800_000 fits only without it.
-    const { acct, auth } = await setup(1);
-    const other = await authFor((await createKey(acct)).hash);
-    const counted = countingEnv();
-    const bg = background();
+    const { acct, auth, other, counted, bg } = await twoKeys(1);
     const first = await admit(counted.env, auth, request({ worstCaseMicros: 1_000 }), bg);
     expect((await raw(acct.accountId)).reserved).toBe(250_000);
     const big = await admit(counted.env, other, request({ worstCaseMicros: 800_000 }), bg);
