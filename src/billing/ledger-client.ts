@@ -9,8 +9,8 @@ import type {
   AdmitCommand,
   AdmitOutcome,
   AdmitReply,
+  BlockAsk,
   BlockGrant,
-  BlockWant,
   SettleCommand,
 } from "../ledger/types";
 import { errorText, log } from "../lib/log";
@@ -84,8 +84,8 @@ export async function admitThrough(
     const blocks = blocksOf(id.toString());
     const local = blocks.admit(cmd, Date.now());
     if (local) {
-      const want = background && blocks.renewal(cmd, Date.now());
-      if (want) background.waitUntil(renew(env, accountId, id, cmd, want));
+      const asks = background ? blocks.renewals(cmd, Date.now()) : [];
+      if (asks.length > 0) background?.waitUntil(renew(env, accountId, id, asks));
       return local;
     }
     const limit = blocks.coming(cmd) ? MAX_CALLS_WHILE_BLOCK_COMES : MAX_ADMIT_CALLS;
@@ -149,26 +149,23 @@ async function admitByCall(
   return { ...outcome, blockId: block.blockId };
 }
 
-/** Asks for the next block ahead of time, in the background of a request admitted against the current one. */
-async function renew(
-  env: Bindings,
-  accountId: string,
-  id: DurableObjectId,
-  template: AdmitCommand,
-  want: BlockWant,
-): Promise<void> {
+/**
+ * Asks for the next blocks ahead of time (one call for every key's due block), in the background of
+ * a request admitted against the current one.
+ */
+async function renew(env: Bindings, accountId: string, id: DurableObjectId, asks: BlockAsk[]): Promise<void> {
   const sentAt = Date.now();
-  let grant: BlockGrant | undefined;
+  let grants: (BlockGrant | null)[] = [];
   try {
-    const reply = await carryingTo(env, id, (ledger, carried) =>
-      ledger.block(accountId, template, carried, want),
-    );
-    grant = reply ? { blockId: reply.blockId, sizeMicros: reply.sizeMicros } : undefined;
+    grants = await carryingTo(env, id, (ledger, carried) => ledger.block(accountId, asks, carried));
   } catch (err) {
     log("error", { message: "block renewal failed; requests go to the ledger", error: errorText(err) });
   }
-  blocksOf(id.toString()).answered(template, grant, sentAt, false);
-  if (grant) await closeWhenDue(env, id, grant.blockId);
+  const blocks = blocksOf(id.toString());
+  asks.forEach((ask, i) => {
+    blocks.answered(ask.template, grants[i] ?? undefined, sentAt, false);
+  });
+  await Promise.all(grants.map((grant) => grant && closeWhenDue(env, id, grant.blockId)));
 }
 
 /** Admission calls in flight to the ledger `key`, forgetting any older than ADMIT_WAIT_MS (lost with their request). */
@@ -194,10 +191,10 @@ export async function settleSoon(env: Bindings, accountId: string, cmd: SettleCo
   const blocks = isolates.get(key);
   const local = blocks?.settle(cmd);
   if (blocks && local) {
-    // One request per block waits to send the report if no call carried it meanwhile.
-    if (!blocks.claimFlush(local.blockId)) return;
+    // One request per ledger waits to send the reports if no call carried them meanwhile.
+    if (!blocks.claimFlush()) return;
     await sleep(BLOCK_MS);
-    if (blocks.releaseFlush(local.blockId)) await flush(env, id);
+    if (blocks.releaseFlush()) await flush(env, id);
     return;
   }
   const ledger = env.LEDGER.get(id);

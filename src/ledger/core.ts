@@ -15,6 +15,7 @@ import type {
   AdmitCommand,
   AdmitOutcome,
   AdmitReply,
+  BlockAsk,
   BlockGrant,
   BlockWant,
   Carried,
@@ -86,14 +87,22 @@ export class LedgerCore {
   }
 
   /**
-   * A new block for requests like `template` (already admitted against the isolate's current one),
-   * granted before that one runs out so its requests never wait; the carried work is recorded first.
+   * New blocks, one per ask (each for requests like its template, already admitted against the
+   * isolate's current block), granted before those run out so their requests never wait; the
+   * carried work is recorded first. `skip`: asks that get none (say, made on a stale auth record).
    */
-  block(template: AdmitCommand, carried: Carried, want: BlockWant, now: number): BlockGrant | undefined {
+  blocks(
+    asks: BlockAsk[],
+    carried: Carried,
+    now: number,
+    skip?: (ask: BlockAsk) => boolean,
+  ): (BlockGrant | undefined)[] {
     this.settleAndReport(carried, now);
-    return now >= this.contendedUntil
-      ? grantBlock(this, template, want, 0, now, this.unclaimedMs())
-      : undefined;
+    return asks.map((ask) =>
+      now < this.contendedUntil || skip?.(ask)
+        ? undefined
+        : grantBlock(this, ask.template, ask.want, 0, now, this.unclaimedMs()),
+    );
   }
 
   /** Checks every limit, then reserves worst-case cost in one synchronous step (atomic in a Durable Object). */

@@ -11,6 +11,7 @@ import type {
   AdmitCommand,
   AdmitOutcome,
   AdmitReply,
+  BlockAsk,
   BlockGrant,
   BlockWant,
   Carried,
@@ -114,21 +115,17 @@ export class Ledger extends DurableObject<LedgerEnv> {
     return reply;
   }
 
-  /** A block for requests like `template`, asked for before the isolate's current one runs out. */
-  async block(
-    accountId: string,
-    template: AdmitCommand,
-    carried: Carried,
-    want: BlockWant,
-  ): Promise<BlockGrant | null> {
+  /**
+   * Blocks asked for before the isolate's current ones run out, one per ask, in the order asked
+   * (null: none granted). The carried work is recorded first, whatever is granted.
+   */
+  async block(accountId: string, asks: BlockAsk[], carried: Carried): Promise<(BlockGrant | null)[]> {
     await this.freshen(accountId);
-    if ((template.authority ?? 0) < this.authority) {
-      this.settleAndReportCarried(carried);
-      return null;
-    }
-    const grant = this.store.transaction(() => this.core.block(template, carried, want, this.clock()));
-    if (grant) this.scheduleReclaim();
-    return grant ?? null;
+    // A template made on an auth record older than the ledger's authority gets no block.
+    const stale = (ask: BlockAsk) => (ask.template.authority ?? 0) < this.authority;
+    const grants = this.store.transaction(() => this.core.blocks(asks, carried, this.clock(), stale));
+    if (grants.some((g) => g)) this.scheduleReclaim();
+    return grants.map((g) => g ?? null);
   }
 
   /**

@@ -185,6 +185,12 @@ export interface BlockWant {
   sizeMicros: number;
 }
 
+/** A block asked for ahead of time, for requests like `template` (see Ledger.block). */
+export interface BlockAsk {
+  template: AdmitCommand;
+  want: BlockWant;
+}
+
 /** What the ledger reserved for the block; the request that asked holds its own worst case in it. */
 export interface BlockGrant {
   blockId: string;

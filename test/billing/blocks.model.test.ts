@@ -229,12 +229,23 @@ describe("blocks (model-based)", () => {
                 mb.held += cmd.worstCaseMicros;
                 iso.heldIn.set(cmd.generationId, mb);
               }
-              const renewal = outcome && op.ask ? iso.blocks.renewal(cmd, now) : undefined;
-              if (renewal) {
-                // The next block, asked for ahead of time in the admitted request's background.
-                const grant = call(op.isolate, (carried) => core.block(cmd, carried, renewal, now));
-                iso.blocks.answered(cmd, grant, now, false);
-                if (grant) openModel(iso, sig, grant.sizeMicros, 0, now);
+              const asks = outcome && op.ask ? iso.blocks.renewals(cmd, now) : [];
+              if (asks.length > 0) {
+                // The next blocks, asked for ahead of time in the admitted request's background: this
+                // key's, and every other open block's here that used a quarter of its time or half its room.
+                const used = (b: ModelBlock, share: number) =>
+                  now >= b.openUntil - BLOCK_MS * (1 - share) || b.size - b.charged - b.held < b.size / 2;
+                expect(used(iso.open.get(sig)!, 1 / 2)).toBe(true);
+                expect(asks[0]!.template).toBe(cmd);
+                for (const ask of asks) {
+                  const b = iso.open.get(signature(ask.template))!;
+                  expect(now < b.openUntil && used(b, 1 / 4)).toBe(true);
+                }
+                const grants = call(op.isolate, (carried) => core.blocks(asks, carried, now));
+                asks.forEach((ask, i) => {
+                  iso.blocks.answered(ask.template, grants[i], now, false);
+                  if (grants[i]) openModel(iso, signature(ask.template), grants[i]!.sizeMicros, 0, now);
+                });
               }
               if (!outcome) {
                 const ask = () => {

@@ -115,6 +115,47 @@ describe("blocks", () => {
     await bg.done();
   });
 
+  it("one call renews the blocks of every key in use, and not an idle key's", async () => {
+    const { acct, auth, other, counted, bg } = await twoKeys(1);
+    const idle = await authFor((await createKey(acct)).hash);
+    const [a, b, c] = [auth, other, idle];
+    const admitted = async (who: typeof auth) => {
+      const r = await admit(counted.env, who, request({ worstCaseMicros: 1_000 }), bg);
+      expect(r.blockId).toBeDefined();
+      return r;
+    };
+    const rs = [await admitted(a), await admitted(b), await admitted(c)];
+    expect(counted.calls.map((x) => x.method)).toEqual(["admit", "admit", "admit"]);
+    const renewals = () => counted.calls.filter((x) => x.method === "block");
+    const renewed = async (n: number) => {
+      while (renewals().length < n) await new Promise((resolve) => setTimeout(resolve, 5));
+      // Sent; its answer (the new blocks) takes a few milliseconds more.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return [...renewals()[n - 1]!.asks!].sort();
+    };
+    // Half of a's block time gone: its next admission asks for the next blocks of all three keys in
+    // one call (b's and c's are in use and a quarter through). Before, each key renewed on its own.
+    await new Promise((resolve) => setTimeout(resolve, BLOCK_MS / 2 + 20));
+    rs.push(await admitted(a));
+    expect(await renewed(1)).toEqual([a, b, c].map((x) => x.key.hash).sort());
+    rs.push(await admitted(b));
+    expect(renewals()).toHaveLength(1);
+    // Half of the new blocks' time gone: a and b used theirs, c did not, so c's is left to end.
+    await new Promise((resolve) => setTimeout(resolve, BLOCK_MS / 2 + 20));
+    rs.push(await admitted(a));
+    expect(await renewed(2)).toEqual([a, b].map((x) => x.key.hash).sort());
+    // Every admission so far after the first three was local.
+    expect(counted.calls.filter((x) => x.method === "admit")).toHaveLength(3);
+    await Promise.all(
+      rs.map((r) => settleInBackground(counted.env, r, { actualMicros: 700, isByok: false })),
+    );
+    expect((await readLedgerStatus(counted.env, acct.accountId, [])).account).toMatchObject({
+      spent: rs.length * 700,
+      reserved: 0,
+    });
+    await bg.done();
+  });
+
   it("room held by this isolate's block for another key comes back at once when a request needs it", async () => {
     // $1 = 1_000_000: the first key's block takes a quarter (250_000); 800_000 fits only without it.
     const { acct, auth, other, counted, bg } = await twoKeys(1);

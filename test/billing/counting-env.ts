@@ -2,7 +2,8 @@
 import { env } from "cloudflare:test";
 import type { Bindings } from "../../src/env";
 
-type Calls = Array<{ method: string; settles: string[] }>;
+/** Each call: its method, the settlements it carried, and for `block` the keys it asked blocks for. */
+type Calls = Array<{ method: string; settles: string[]; asks?: string[] }>;
 
 /**
  * The real ledger namespace, with every call to the account's object recorded; `fail` makes a call
@@ -14,8 +15,8 @@ export function countingEnv(
 ): { env: Bindings; calls: Calls; batches: number[] } {
   const calls: Calls = [];
   const batches: number[] = [];
-  const record = async (method: string, settles: Array<{ generationId: string }> = []) => {
-    calls.push({ method, settles: settles.map((s) => s.generationId) });
+  const record = async (method: string, settles: Array<{ generationId: string }> = [], asks?: string[]) => {
+    calls.push({ method, settles: settles.map((s) => s.generationId), ...(asks ? { asks } : {}) });
     await hold?.(method, calls.length);
     if (fail?.(method)) throw new Error(`${method} failed (injected)`);
   };
@@ -34,7 +35,11 @@ export function countingEnv(
           return stub.status(...args);
         },
         block: async (...args: Parameters<typeof stub.block>) => {
-          await record("block", args[2].settles);
+          await record(
+            "block",
+            args[2].settles,
+            args[1].map((ask) => ask.template.keyHash),
+          );
           return stub.block(...args);
         },
         settleAndReport: async (carried: Parameters<typeof stub.settleAndReport>[0]) => {

@@ -47,7 +47,7 @@ function scriptedLedger() {
     settleAndReport: async (carried: Carried) => {
       reports.push(...carried.reports);
     },
-    block: async () => undefined,
+    block: async () => [],
     status: async () => ({}),
   };
   const namespace = {
