@@ -1,44 +1,36 @@
-// The isolate's key cache survives a flood of bad tokens: a key in use keeps its record and costs no D1 read.
+// The isolate's key cache: it survives a flood of bad tokens (a key in use keeps its record and costs
+// no D1 read), a key in steady use never waits on D1 (its record is read again ahead of its end), and
+// a read that started before a change cleared the cache does not put the old record back.
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import app from "../src/app";
-import { AUTH_CACHE_MAX_ENTRIES, invalidateAuthCache } from "../src/middleware/auth";
+import {
+  AUTH_CACHE_MAX_ENTRIES,
+  AUTH_CACHE_TTL_MS,
+  AUTH_REFRESH_AHEAD_MS,
+  invalidateAuthCache,
+} from "../src/middleware/auth";
 import { createAccount } from "./helpers/accounts";
+import { clockAhead, countingDb, emptyDb, failingDb, heldDb, waitedOnD1 } from "./helpers/d1";
 import { BASE } from "./helpers/http";
 
-/** The binding, counting batches: only a found key's records are loaded with one. */
-function countingDb() {
-  const counts = { batches: 0 };
-  const db = new Proxy(env.DB, {
-    get(target, prop) {
-      if (prop === "batch") counts.batches++;
-      const value: unknown = Reflect.get(target, prop);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { db, counts };
-}
-
-/** A D1 that finds nothing, at once: the flood's lookups cost no SQLite work, so the test stays within the TTL. */
-function emptyDb(): D1Database {
-  const statement = {
-    bind: () => statement,
-    first: async () => null,
-    raw: async () => [],
-    all: async () => ({ success: true, results: [], meta: {} }),
-    run: async () => ({ success: true, results: [], meta: {} }),
-  };
-  return { prepare: () => statement, batch: async () => [] } as unknown as D1Database;
+function keyRequest(token: string, db: D1Database) {
+  const ctx = createExecutionContext();
+  const req = new Request(`${BASE}/key`, { headers: { Authorization: `Bearer ${token}` } });
+  return { ctx, answer: app.fetch(req, { ...env, REGION: "global", DB: db }, ctx) };
 }
 
 async function fetchKey(token: string, db: D1Database): Promise<number> {
-  const ctx = createExecutionContext();
-  const req = new Request(`${BASE}/key`, { headers: { Authorization: `Bearer ${token}` } });
-  const res = await app.fetch(req, { ...env, REGION: "global", DB: db }, ctx);
+  const { ctx, answer } = keyRequest(token, db);
+  const res = await answer;
   await waitOnExecutionContext(ctx);
   await res.body?.cancel();
   return res.status;
 }
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 describe("auth cache", () => {
   it("keeps a key in use cached through more distinct bad tokens than the cache holds", async () => {
@@ -62,6 +54,46 @@ describe("auth cache", () => {
       expect(await fetchKey(acct.apiKey, db)).toBe(200);
     }
     // Its record was read from D1 once, before the flood.
+    expect(counts.batches).toBe(1);
+  });
+
+  it("reads a record near its end again in the background: the request that finds it does not wait on D1", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    invalidateAuthCache();
+    expect(await fetchKey(acct.apiKey, env.DB)).toBe(200);
+
+    // Inside the record's last AUTH_REFRESH_AHEAD_MS: the request answers from the cached copy while
+    // its read of D1 is still held; the read runs in its waitUntil.
+    clockAhead(AUTH_CACHE_TTL_MS - AUTH_REFRESH_AHEAD_MS / 2);
+    const held = heldDb();
+    const { ctx, answer } = keyRequest(acct.apiKey, held.db);
+    const res = await Promise.race([answer, waitedOnD1()]);
+    expect(res).toBeInstanceOf(Response);
+    expect((res as Response).status).toBe(200);
+    await (res as Response).body?.cancel();
+    expect(held.counts.batches).toBe(1);
+    held.release();
+    await waitOnExecutionContext(ctx);
+
+    // Past the first copy's end, the refreshed one serves: no D1 read at all (this binding fails).
+    clockAhead(AUTH_CACHE_TTL_MS + 1_000);
+    expect(await fetchKey(acct.apiKey, failingDb())).toBe(200);
+  });
+
+  it("does not cache a record read before the cache was cleared (a key changed meanwhile)", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    invalidateAuthCache();
+    const held = heldDb();
+    const { ctx, answer } = keyRequest(acct.apiKey, held.db);
+    while (held.counts.batches === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    // A change in this isolate clears the cache while the read is in flight.
+    invalidateAuthCache();
+    held.release();
+    expect((await answer).status).toBe(200);
+    await waitOnExecutionContext(ctx);
+    // The next request reads D1 again rather than trust the copy read before the change.
+    const { db, counts } = countingDb();
+    expect(await fetchKey(acct.apiKey, db)).toBe(200);
     expect(counts.batches).toBe(1);
   });
 });

@@ -7,6 +7,7 @@ import type { Bindings } from "../env";
 import { effectivePolicy, type GuardrailRow } from "../guardrails/policy";
 import { decryptByokKey } from "../lib/byok-crypto";
 import { log } from "../lib/log";
+import { type Background, RefreshAhead } from "../lib/refresh-ahead";
 import { getAdapter } from "../providers/registry";
 import type { UpstreamCredential } from "../providers/types";
 import type { ByokRecord } from "../routing/byok";
@@ -21,24 +22,40 @@ export function guardrailScopes(rows: GuardrailRow[]): GuardrailScope[] {
 
 /** BYOK records of a workspace stay in the isolate this long; BYOK mutations call invalidateByokCache(). */
 export const BYOK_CACHE_TTL_MS = 30_000;
+/** A request that finds a workspace's copy with less than this left reads it again in its background. */
+export const BYOK_REFRESH_AHEAD_MS = 10_000;
 const byokCache = new Map<string, { rows: ByokRecord[]; expires: number }>();
 const MAX_WORKSPACES = 5_000;
+const refresh = new RefreshAhead<string>(BYOK_REFRESH_AHEAD_MS, "BYOK records");
 
 export function invalidateByokCache(workspaceId?: string): void {
   if (workspaceId) byokCache.delete(workspaceId);
   else byokCache.clear();
+  refresh.invalidate();
 }
 
-export async function workspaceByok(d1: D1Database, workspaceId: string): Promise<ByokRecord[]> {
+export async function workspaceByok(
+  d1: D1Database,
+  workspaceId: string,
+  background?: Background,
+): Promise<ByokRecord[]> {
   const now = Date.now();
   const hit = byokCache.get(workspaceId);
-  if (hit && hit.expires > now) return hit.rows;
+  if (hit && hit.expires > now) {
+    refresh.check(workspaceId, hit.expires, now, background, (current) => readByok(d1, workspaceId, current));
+    return hit.rows;
+  }
+  return readByok(d1, workspaceId, refresh.guard());
+}
+
+async function readByok(d1: D1Database, workspaceId: string, current: () => boolean): Promise<ByokRecord[]> {
   const rows = await getDb(d1)
     .select()
     .from(tables.byokCredentials)
     .where(eq(tables.byokCredentials.workspaceId, workspaceId));
+  if (!current()) return rows;
   if (byokCache.size >= MAX_WORKSPACES) byokCache.clear();
-  byokCache.set(workspaceId, { rows, expires: now + BYOK_CACHE_TTL_MS });
+  byokCache.set(workspaceId, { rows, expires: Date.now() + BYOK_CACHE_TTL_MS });
   return rows;
 }
 
@@ -98,8 +115,8 @@ export function credentialResolver(env: Bindings, byok: ByokRecord[]) {
 export type RouteContext = Awaited<ReturnType<typeof routeContextFor>>;
 
 /** The inputs of planRoute that come from the authenticated request. */
-export async function routeContextFor(env: Bindings, auth: AuthContext) {
-  const byok = await workspaceByok(env.DB, auth.key.workspaceId);
+export async function routeContextFor(env: Bindings, auth: AuthContext, background?: Background) {
+  const byok = await workspaceByok(env.DB, auth.key.workspaceId, background);
   return {
     byok,
     guardrails: guardrailScopes(auth.guardrails),

@@ -174,6 +174,7 @@ export async function planFor(
   env: Bindings,
   auth: AuthContext,
   spec: Pick<InferencePlanSpec, "capability" | "route">,
+  background?: WaitUntil,
 ): Promise<{ context: RouteContext; plan: RoutePlan; presetId: string | null }> {
   const adapterFits = {
     param: spec.capability,
@@ -181,8 +182,8 @@ export async function planFor(
     fits: (e: { adapter: string }) => supports(e.adapter, spec.capability),
   };
   const [catalog, context, route] = await Promise.all([
-    getCatalog(env.DB),
-    routeContextFor(env, auth),
+    getCatalog(env.DB, background),
+    routeContextFor(env, auth, background),
     applyModelPreset(env, auth, spec.route),
   ]);
   const plan = planRoute(
@@ -201,7 +202,7 @@ export async function planAndAdmit(
   const { env, executionCtx } = io;
   let auth = io.auth;
   const generationId = newGenerationId();
-  const planUnder = (a: AuthContext) => planFor(env, a, spec);
+  const planUnder = (a: AuthContext) => planFor(env, a, spec, executionCtx);
   let { context, plan, presetId } = await planUnder(auth);
   const reservation = await admit(
     env,

@@ -7,6 +7,7 @@ import { effectivePolicy } from "../guardrails/policy";
 import { ApiError, MANAGEMENT_ONLY_MESSAGE, unauthorized } from "../lib/errors";
 import { sha256Hex, timingSafeEqual } from "../lib/hash";
 import { LruCache } from "../lib/lru";
+import { type Background, RefreshAhead } from "../lib/refresh-ahead";
 
 /**
  * Key records live in the isolate for at most this long, so a revoked, disabled or re-scoped key
@@ -18,10 +19,20 @@ const NEGATIVE_TTL_MS = 10_000;
 /** Past this, the least recently used record goes, so a flood of bad keys cannot push out the keys in use. */
 export const AUTH_CACHE_MAX_ENTRIES = 10_000;
 
-const cache = new LruCache<string, { value: AuthContext | null; expires: number }>(AUTH_CACHE_MAX_ENTRIES);
+/**
+ * A record with less than this left is read again in the background by the request that finds it,
+ * which goes on with the cached copy: a key in steady use never waits on D1, and no copy older than
+ * AUTH_CACHE_TTL_MS is ever used.
+ */
+export const AUTH_REFRESH_AHEAD_MS = 10_000;
 
+const cache = new LruCache<string, { value: AuthContext | null; expires: number }>(AUTH_CACHE_MAX_ENTRIES);
+const refresh = new RefreshAhead<string>(AUTH_REFRESH_AHEAD_MS, "key record");
+
+/** Empties the cache; a read that started before does not put its (older) answer back. */
 export function invalidateAuthCache(): void {
   cache.clear();
+  refresh.invalidate();
 }
 
 const TOKEN_PATTERN = /^[A-Za-z0-9._~+/=-]{16,256}$/;
@@ -34,12 +45,23 @@ const MAX_LOAD_WAIT_MS = 2_000;
 /**
  * The key's records: from the cache, else from D1. A burst on a key not cached yet makes one D1
  * read, not one per request: the others wait for its answer in the cache, each with its own timers
- * (workerd forbids awaiting another request's promise). `fresh` always reads D1.
+ * (workerd forbids awaiting another request's promise). A copy near its end is read again in
+ * `background` (AUTH_REFRESH_AHEAD_MS). `fresh` always reads D1.
  */
-async function resolve(db: D1Database, hash: string, fresh = false): Promise<AuthContext | null> {
+async function resolve(
+  db: D1Database,
+  hash: string,
+  fresh = false,
+  background?: Background,
+): Promise<AuthContext | null> {
   if (!fresh) {
     const hit = cache.get(hash);
-    if (hit && hit.expires > Date.now()) return hit.value;
+    const now = Date.now();
+    if (hit && hit.expires > now) {
+      // Unknown keys are not read again ahead: their copy just ends.
+      if (hit.value) refresh.check(hash, hit.expires, now, background, (current) => load(db, hash, current));
+      return hit.value;
+    }
     const since = loading.get(hash);
     if (since !== undefined) {
       for (let poll = 1; Date.now() - since < MAX_LOAD_WAIT_MS && loading.get(hash) === since; ) {
@@ -50,13 +72,18 @@ async function resolve(db: D1Database, hash: string, fresh = false): Promise<Aut
       }
     }
   }
+  return load(db, hash, refresh.guard());
+}
+
+/** Reads the key's records from D1 into the cache (unless the cache was cleared meanwhile: `current`). */
+async function load(db: D1Database, hash: string, current: () => boolean): Promise<AuthContext | null> {
   const started = Date.now();
   loading.set(hash, started);
   try {
     const records = await loadAuthRecords(getDb(db), hash);
     const value = records && { ...records, policy: effectivePolicy(records.guardrails) };
     const now = Date.now();
-    cache.set(hash, { value, expires: now + (value ? AUTH_CACHE_TTL_MS : NEGATIVE_TTL_MS) });
+    if (current()) cache.set(hash, { value, expires: now + (value ? AUTH_CACHE_TTL_MS : NEGATIVE_TTL_MS) });
     return value;
   } finally {
     if (loading.get(hash) === started) loading.delete(hash);
@@ -85,7 +112,7 @@ function tokenOf(authorization: string | undefined, xApiKey: string | undefined)
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = tokenOf(c.req.header("Authorization"), c.req.header("x-api-key"));
   const hash = await sha256Hex(token);
-  c.set("auth", usable(await resolve(c.env.DB, hash), hash));
+  c.set("auth", usable(await resolve(c.env.DB, hash, false, c.executionCtx), hash));
   await next();
 });
 
