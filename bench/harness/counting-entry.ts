@@ -1,11 +1,13 @@
 // Counting mode's Worker entry: src/index.ts as built, with its D1 and Durable Object bindings, its outbound
 // fetch and its execution context wrapped to count (and time) every D1 query, object call, upstream call and
 // waitUntil, each tagged with where it ran: on the request path (started and ended before the response was
-// returned), in the background (ended after it), or inside the ledger / video object. No src hook needed:
-// the wrappers sit between the runtime and the code, as the bindings themselves do. Times are workerd's
+// returned), in the background (ended after it, or read ahead by a cache), or inside the ledger / video
+// object. No src hook needed: the wrappers sit between the runtime and the code, as the bindings themselves
+// do (and one around the caches' read-ahead). Times are workerd's
 // clock, which moves only with I/O: they show waits, not CPU.
 import { AsyncLocalStorage } from "node:async_hooks";
 import gateway, { Ledger as GatewayLedger, VideoJob as GatewayVideoJob } from "../../src/index";
+import { RefreshAhead } from "../../src/lib/refresh-ahead";
 
 // Whatever else src/index.ts exports (a Durable Object class added later) is served as it is, uncounted;
 // the classes below take precedence over these names.
@@ -187,6 +189,19 @@ globalThis.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
   const url = new URL(input instanceof Request ? input.url : String(input));
   const method = init?.method ?? (input instanceof Request ? input.method : "GET");
   return timed("upstream", undefined, `${method} ${url.pathname}`, () => outboundFetch(input, init));
+};
+
+// Isolate caches read again ahead of their end (src/lib/refresh-ahead.ts) read in a request's waitUntil,
+// which nothing awaits; such a read often ends before the response (a stream's first byte), so placed by
+// when it ended it would count as the request path. It runs in a scope of its own: background.
+const check = RefreshAhead.prototype.check;
+RefreshAhead.prototype.check = function (this: RefreshAhead<unknown>, key, expires, now, background, read) {
+  const scope = requestScope.getStore();
+  const aside = (current: () => boolean) =>
+    requestScope.run({ responded: true, startedAt: scope?.startedAt ?? performance.now() }, () =>
+      read(current),
+    );
+  return check.call(this, key, expires, now, background, aside);
 };
 
 function countingContext(ctx: ExecutionContext): ExecutionContext {
