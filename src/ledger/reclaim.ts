@@ -69,11 +69,15 @@ export function reclaimExpired(book: Book, now: number, recorded: RecordedCosts)
  */
 export function noteRecords(book: Book, notes: RecordNote[], now: number): string[] {
   const reclaimedBlocks = new Set<string>();
+  // A batch holds many records of each block (hundreds of one busy key's): each block is looked up once.
+  const looked = new Set<string>();
   for (const n of notes) {
     if (n.blockId == null) {
       book.settle({ generationId: n.generationId, actualMicros: n.costMicros, byok: n.byok }, now);
-    } else if (book.store.settled(n.blockId)?.state === "reclaimed" && book.store.block(n.blockId)) {
-      reclaimedBlocks.add(n.blockId);
+    } else if (!looked.has(n.blockId)) {
+      looked.add(n.blockId);
+      if (book.store.settled(n.blockId)?.state === "reclaimed" && book.store.block(n.blockId))
+        reclaimedBlocks.add(n.blockId);
     }
   }
   return [...reclaimedBlocks];

@@ -8,7 +8,7 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import app from "../../src/app";
 import { dropIsolateState, ledgerFor } from "../../src/billing/ledger-client";
 import { getDb, tables } from "../../src/db/client";
@@ -217,7 +217,11 @@ describe("late records (the queue's consumer reports records written after a rec
     const usage = () => ledger.keyUsage("k", at + 10).usage.total;
     expect(usage()).toBe(3_000);
     const note = (generationId: string) => ({ generationId, blockId: "blk", costMicros: 1_000, byok: false });
-    expect(ledger.noteRecords([note("a")], at + 1)).toEqual(["blk"]);
+    // A batch's records of one block (hundreds, for a busy key) look the block up once.
+    const lookups = vi.spyOn(store, "settled");
+    expect(ledger.noteRecords([note("a"), note("a2"), note("a3")], at + 1)).toEqual(["blk"]);
+    expect(lookups.mock.calls.filter(([id]) => id === "blk")).toHaveLength(1);
+    lookups.mockRestore();
     // That record lands: already charged by the report.
     ledger.chargeLateRecords(new Map([["blk", { credits: 3_000, byok: 0 }]]), at + 1);
     expect(usage()).toBe(3_000);
