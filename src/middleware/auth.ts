@@ -112,7 +112,9 @@ function tokenOf(authorization: string | undefined, xApiKey: string | undefined)
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = tokenOf(c.req.header("Authorization"), c.req.header("x-api-key"));
   const hash = await sha256Hex(token);
-  c.set("auth", usable(await resolve(c.env.DB, hash, false, c.executionCtx), hash));
+  // The context is looked up only when a read ahead starts (Hono throws for a request without one).
+  const background = { waitUntil: (work: Promise<unknown>) => c.executionCtx.waitUntil(work) };
+  c.set("auth", usable(await resolve(c.env.DB, hash, false, background), hash));
   await next();
 });
 
