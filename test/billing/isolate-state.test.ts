@@ -143,3 +143,44 @@ describe("a request that waited before it was told to retry", () => {
     expect(calls).toBeGreaterThan(2);
   }, 15_000);
 });
+
+describe("a ledger of the previous version (during a deploy)", () => {
+  it("answers a renewal in its old shape (null): taken as nothing granted, and renewal is asked again", async () => {
+    let blockCalls = 0;
+    const stub = {
+      admit: async (
+        _account: string,
+        cmds: AdmitCommand[],
+        _carried: Carried,
+        want?: { blockId: string },
+      ) => ({
+        outcomes: cmds.map((c) => ({ ok: true as const, reservedMicros: c.worstCaseMicros })),
+        ...(want ? { block: { blockId: want.blockId, sizeMicros: 1_000 } } : {}),
+      }),
+      // The old Ledger.block(accountId, template, carried, want) answered one grant or null.
+      block: async () => {
+        blockCalls++;
+        return null;
+      },
+      settleAndReport: async () => undefined,
+    };
+    const namespace = {
+      idFromName: (name: string) => ({ toString: () => `mixed:${name}` }),
+      get: () => stub,
+    };
+    const env = { LEDGER: namespace } as unknown as Bindings;
+    const accountId = `acct_${crypto.randomUUID()}`;
+    const pending: Promise<unknown>[] = [];
+    const background: Background = { waitUntil: (p) => void pending.push(p) };
+    const admitted = () => admitThrough(env, accountId, command("k"), background);
+
+    // The block holds 10 requests of 100; past half its room each admission asks for the next.
+    for (let i = 0; i < 6; i++) expect(await admitted()).toMatchObject({ ok: true });
+    while (blockCalls < 1) await sleep(1);
+    await sleep(5);
+    expect(await admitted()).toMatchObject({ ok: true });
+    const until = Date.now() + 2_000;
+    while (blockCalls < 2 && Date.now() < until) await sleep(5);
+    expect(blockCalls).toBe(2);
+  });
+});
