@@ -14,6 +14,7 @@ import type {
   SettleCommand,
 } from "../ledger/types";
 import { errorText, log } from "../lib/log";
+import type { Background } from "../lib/refresh-ahead";
 import {
   blocksOf,
   carryingTo,
@@ -53,10 +54,7 @@ const RETRY_POLL_MS = 20;
  */
 export const MAX_RETRY_WAIT_MS = 5_000;
 
-/** What `ctx.waitUntil` gives: work that outlives the response (closing a block when its time ends). */
-export interface Background {
-  waitUntil(promise: Promise<unknown>): void;
-}
+export type { Background } from "../lib/refresh-ahead";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
