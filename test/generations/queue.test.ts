@@ -18,7 +18,7 @@ import { getDb, tables } from "../../src/db/client";
 import type { Bindings } from "../../src/env";
 import { RECORDS_QUEUE } from "../../src/generations/consumer";
 import type { GenerationRecord, RecordsMessage } from "../../src/generations/insert";
-import { finishGeneration } from "../../src/generations/record";
+import { finishGeneration, writeRecord } from "../../src/generations/record";
 import worker from "../../src/index";
 import { UNCLAIMED_BLOCK_MS } from "../../src/ledger/blocks";
 import { LEASE_MS } from "../../src/ledger/core";
@@ -351,6 +351,38 @@ describe("the producer", () => {
     expect(settled.sort()).toEqual(ids);
     const status = await ledgerFor(env, acct.accountId).status(acct.accountId, []);
     expect(status.account).toMatchObject({ spent: 100 + 101 + 102 + 103 + 104, reserved: 0 });
+  });
+
+  it("waits longer for the queue than for D1: records 30 ms apart share a send, but not a D1 write", async () => {
+    const acct = await createAccount();
+    const sends: string[][] = [];
+    const queue = {
+      sendBatch: async (messages: Array<{ body: RecordsMessage }>) => {
+        sends.push(messages.flatMap((m) => [m.body].flat().map((r) => r.id)));
+      },
+    } as unknown as Queue<RecordsMessage>;
+    const writes: number[] = [];
+    const d1 = new Proxy(env.DB, {
+      get: (target, name) =>
+        name === "batch"
+          ? (statements: D1PreparedStatement[]) => {
+              writes.push(statements.length);
+              return target.batch(statements);
+            }
+          : Reflect.get(target, name).bind(target),
+    });
+    // Timers fire in the order of their deadlines: the second record is made before the first one's
+    // wait ends exactly when the wait is longer than 30 ms.
+    const twoApart = async (sink: Parameters<typeof writeRecord>[0]) => {
+      const first = writeRecord(sink, record(acct));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      await Promise.all([first, writeRecord(sink, record(acct))]);
+    };
+    await twoApart({ queue, d1 });
+    expect(sends.map((ids) => ids.length)).toEqual([2]);
+    expect(writes).toEqual([]);
+    await twoApart({ d1 });
+    expect(writes).toHaveLength(2);
   });
 
   it("writes the records to D1 itself when the queue refuses them, logged by generation id", async () => {
