@@ -224,6 +224,50 @@ describe("sandbox/chat-tools", () => {
     expect(last(chunks).usage!.completionTokens).toBeGreaterThan(0);
   });
 
+  it("keeps the arguments of a schema of nested arrays within about 64 KB (10 items a level would be 10^7 strings)", async () => {
+    let nested: Record<string, unknown> = { type: "string", minLength: 200 };
+    for (let i = 0; i < 7; i++) nested = { type: "array", minItems: 10, items: nested };
+    const explosive = {
+      type: "function",
+      function: { name: "f", parameters: { type: "object", properties: { x: nested } } },
+    };
+    const calls = assemble(
+      await collect(await chat(say("x", { tools: [explosive], maxTokens: 100_000 }), ctx("chat-tools"))),
+    );
+    expect(calls.map((c) => c.name)).toEqual(["f"]);
+    expect(calls[0]!.args.length).toBeGreaterThan(32 * 1024);
+    expect(calls[0]!.args.length).toBeLessThan(80 * 1024);
+    // Still JSON of the schema's shape: arrays of arrays down to the strings, cut where the budget ended.
+    let value = (JSON.parse(calls[0]!.args) as { x: unknown }).x;
+    for (let i = 0; i < 7; i++) {
+      expect(Array.isArray(value)).toBe(true);
+      value = (value as unknown[])[0];
+    }
+    expect(value).toBe(`sandbox-x${"x".repeat(191)}`);
+
+    // Past the nesting limit the items are nulls, and a caller's default is counted at its size: both bounded.
+    const arrays = (leaf: unknown, levels: number) => {
+      let schema = leaf;
+      for (let i = 0; i < levels; i++) schema = { type: "array", minItems: 10, items: schema };
+      return { type: "object", properties: { x: schema } };
+    };
+    for (const parameters of [arrays({ type: "string" }, 8), arrays({ default: "d".repeat(10_000) }, 7)]) {
+      const [call] = assemble(
+        await collect(
+          await chat(
+            say("x", {
+              tools: [{ type: "function", function: { name: "g", parameters } }],
+              maxTokens: 100_000,
+            }),
+            ctx("chat-tools"),
+          ),
+        ),
+      );
+      expect(call!.args.length).toBeLessThan(80 * 1024);
+      expect(() => JSON.parse(call!.args)).not.toThrow();
+    }
+  });
+
   it("honours a named tool_choice, parallel_tool_calls false and tool_choice none", async () => {
     const named = assemble(
       await collect(

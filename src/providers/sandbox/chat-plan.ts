@@ -154,34 +154,63 @@ function numberSample(s: Part, preferred: number, integer: boolean): number {
   return v;
 }
 
+/** Characters of JSON a sampled value may reach: nested arrays multiply (10 items a level, 8 levels). */
+const SAMPLE_CHARS = 64 * 1024;
+
 /**
  * A value that fits a JSON schema, always the same for the same schema: const, first enum value or
  * default when given, else a sample per type (every object property is filled, arrays get minItems or
- * one item). `$ref`s are not followed (null); nesting past 8 levels gives null.
+ * one item). `$ref`s are not followed (null); nesting past 8 levels gives null. The whole value stays
+ * within about SAMPLE_CHARS of JSON: past it, arrays end early and further values are null (a schema of
+ * nested arrays of 10 items would otherwise ask for 10^8 values, more than an isolate's memory).
  */
-export function sampleValue(schema: unknown, key = "value", depth = 0): unknown {
+export function sampleValue(
+  schema: unknown,
+  key = "value",
+  depth = 0,
+  budget = { left: SAMPLE_CHARS },
+): unknown {
+  // Every value costs its share, nulls included (a null per item of 10^8 is as deadly as a string).
+  if (budget.left <= 0) return null;
+  budget.left -= 8;
   if (!isRecord(schema) || depth > 8) return null;
-  if ("const" in schema) return schema.const;
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-  if ("default" in schema) return schema.default;
+  // The caller's own values count at their size (one default repeated down nested arrays adds up too).
+  const given = (value: unknown) => {
+    budget.left -= JSON.stringify(value)?.length ?? 0;
+    return value;
+  };
+  if ("const" in schema) return given(schema.const);
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return given(schema.enum[0]);
+  if ("default" in schema) return given(schema.default);
   const branches = schema.anyOf ?? schema.oneOf ?? schema.allOf;
   if (Array.isArray(branches) && branches.length > 0) {
     const pick = branches.find((b) => isRecord(b) && b.type !== "null") ?? branches[0];
-    return sampleValue(pick, key, depth + 1);
+    return sampleValue(pick, key, depth + 1, budget);
   }
   const declared = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
   const type = declared ?? (isRecord(schema.properties) ? "object" : undefined);
   switch (type) {
     case "object": {
       const props = isRecord(schema.properties) ? schema.properties : {};
-      return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, sampleValue(v, k, depth + 1)]));
+      return Object.fromEntries(
+        Object.entries(props).map(([k, v]) => {
+          budget.left -= k.length + 4;
+          return [k, sampleValue(v, k, depth + 1, budget)];
+        }),
+      );
     }
     case "array": {
       const count = Math.min(Math.max(1, num(schema.minItems) ?? 1), 10);
-      return Array.from({ length: count }, () => sampleValue(schema.items, key, depth + 1));
+      const items: unknown[] = [];
+      while (items.length < count && budget.left > 0)
+        items.push(sampleValue(schema.items, key, depth + 1, budget));
+      return items;
     }
-    case "string":
-      return stringSample(schema, key);
+    case "string": {
+      const text = stringSample(schema, key);
+      budget.left -= text.length;
+      return text;
+    }
     case "integer":
       return numberSample(schema, 1, true);
     case "number":
