@@ -290,6 +290,38 @@ describe("what the answer may hold", () => {
   });
 });
 
+describe("metadata on /chat/completions", () => {
+  it("holds the spec's limits, as on /responses: 16 pairs, keys of 1 to 64 characters without brackets", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [OPENAI]: sse(textStream) });
+    const pairs = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, "v"]));
+    const refused: Array<[Record<string, string>, string]> = [
+      [pairs(17), "16 pairs"],
+      [{ "a[b]": "v" }, "brackets"],
+      [{ "": "v" }, "1 to 64"],
+      [{ ["k".repeat(65)]: "v" }, "1 to 64"],
+      [{ k: "v".repeat(513) }, "512"],
+    ];
+    for (const [metadata, named] of refused) {
+      const { res } = await post("/chat/completions", acct.apiKey, {
+        model: "openai/gpt-4.1-mini",
+        messages: hi,
+        metadata,
+      });
+      expect(res.status).toBe(400);
+      expect((await errorOf(res)).message).toContain(named);
+    }
+    expect(mock.requests).toHaveLength(0);
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "openai/gpt-4.1-mini",
+      messages: hi,
+      metadata: pairs(16),
+    });
+    expect(res.status).toBe(200);
+    await res.json();
+  });
+});
+
 describe("Anthropic cache writes kept an hour", () => {
   /** text.sse with 400 prompt tokens written for 5 minutes and 600 for an hour, 10 plain, 12 out. */
   const hourWrites = anthropicText

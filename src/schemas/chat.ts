@@ -1,7 +1,7 @@
 // POST /chat/completions: the OpenAI chat request as OpenRouter accepts it (names as @openrouter/sdk sends them).
 import { z } from "@hono/zod-openapi";
 import { ProviderPreferencesSchema } from "../routing/preferences";
-import { boundedJson } from "./common";
+import { boundedJson, MetadataSchema } from "./common";
 import { EndUserSchema, ProviderPassthroughSchema, SessionIdSchema, TraceSchema } from "./media-common";
 
 const MAX_MESSAGES = 10_000;
@@ -141,7 +141,7 @@ export const ChatRequestSchema = z
     transforms: z.array(z.string()).max(16).optional(),
     user: EndUserSchema.optional(),
     session_id: SessionIdSchema.optional(),
-    metadata: z.record(z.string().max(64), z.string().max(512)).optional(),
+    metadata: MetadataSchema.optional(),
     trace: TraceSchema.optional(),
     debug: z.object({ echo_upstream_body: z.boolean().optional() }).optional(),
     cache_control: CacheControl,

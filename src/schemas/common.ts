@@ -1,4 +1,5 @@
-// Wire pieces shared by many routes: the error envelope, data regions, timestamps, bounded passthrough JSON.
+// Wire pieces shared by many routes: the error envelope, data regions, timestamps, bounded passthrough JSON,
+// request metadata.
 import { z } from "@hono/zod-openapi";
 import { DATA_REGIONS } from "../../regions";
 
@@ -74,3 +75,37 @@ export function boundedJson<T extends z.ZodType>(schema: T, bounds: JsonBounds):
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 }
+
+/** The spec's limits on request metadata (Limits), for every route that takes it. */
+export const METADATA_LIMITS = {
+  metadataPairs: 16,
+  metadataKeyLength: 64,
+  metadataValueLength: 512,
+} as const;
+
+/** Request metadata: string pairs within METADATA_LIMITS, keys without brackets. */
+export const MetadataSchema = z.record(z.string(), z.string()).superRefine((m, ctx) => {
+  const L = METADATA_LIMITS;
+  const keys = Object.keys(m);
+  if (keys.length > L.metadataPairs) {
+    ctx.addIssue({ code: "custom", message: `metadata holds at most ${L.metadataPairs} pairs` });
+  }
+  for (const key of keys) {
+    if (key.length === 0 || key.length > L.metadataKeyLength) {
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `metadata keys are 1 to ${L.metadataKeyLength} characters`,
+      });
+    } else if (/[[\]]/.test(key)) {
+      ctx.addIssue({ code: "custom", path: [key], message: "metadata keys must not contain brackets" });
+    }
+    if (m[key]!.length > L.metadataValueLength) {
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `metadata values are at most ${L.metadataValueLength} characters`,
+      });
+    }
+  }
+});

@@ -1,43 +1,15 @@
 // The responses request object (POST /presets/{slug}/responses and inference): every field and limit of the spec.
 import { z } from "@hono/zod-openapi";
+import { MetadataSchema } from "./common";
 import { InputSchema } from "./responses-input";
 import { PluginsSchema } from "./responses-plugins";
 import { ToolsSchema } from "./responses-tools";
 
 export const RESPONSES_LIMITS = {
-  metadataPairs: 16,
-  metadataKeyLength: 64,
-  metadataValueLength: 512,
   sessionIdLength: 256,
   userLength: 256,
   maxToolCalls: 30,
 } as const;
-
-export const MetadataSchema = z.record(z.string(), z.string()).superRefine((m, ctx) => {
-  const L = RESPONSES_LIMITS;
-  const keys = Object.keys(m);
-  if (keys.length > L.metadataPairs) {
-    ctx.addIssue({ code: "custom", message: `metadata holds at most ${L.metadataPairs} pairs` });
-  }
-  for (const key of keys) {
-    if (key.length === 0 || key.length > L.metadataKeyLength) {
-      ctx.addIssue({
-        code: "custom",
-        path: [key],
-        message: `metadata keys are 1 to ${L.metadataKeyLength} characters`,
-      });
-    } else if (/[[\]]/.test(key)) {
-      ctx.addIssue({ code: "custom", path: [key], message: "metadata keys must not contain brackets" });
-    }
-    if (m[key]!.length > L.metadataValueLength) {
-      ctx.addIssue({
-        code: "custom",
-        path: [key],
-        message: `metadata values are at most ${L.metadataValueLength} characters`,
-      });
-    }
-  }
-});
 
 export const INCLUDE_VALUES = [
   "file_search_call.results",
