@@ -206,6 +206,10 @@ describe("an Anthropic upstream's stream passed through to a Messages client", (
     stream.on("text", (d) => {
       text += d;
     });
+    const deltas: Array<{ delta: { stop_reason: unknown }; usage: { cost?: number } }> = [];
+    stream.on("streamEvent", (e) => {
+      if (e.type === "message_delta") deltas.push(e as unknown as (typeof deltas)[number]);
+    });
     const err = await stream.finalMessage().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect((err as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
@@ -217,6 +221,11 @@ describe("an Anthropic upstream's stream passed through to a Messages client", (
     const gen = await generation(calls[0]!.res.headers.get("x-generation-id")!);
     expect(gen).toMatchObject({ status: "failed", apiType: "messages" });
     expect(gen.error).toMatch(/^529: /);
+    // The upstream sent no message_delta: the gateway's, before the error, says what is charged.
+    expect(deltas).toHaveLength(1);
+    expect(deltas[0]!.delta.stop_reason).toBeNull();
+    expect(gen.costMicros).toBeGreaterThan(0);
+    expect(deltas[0]!.usage.cost).toBeCloseTo(gen.costMicros / 1e6, 9);
   });
 
   it("debug.echo_upstream_body: the debug event right after message_start, then the upstream's events", async () => {

@@ -259,6 +259,13 @@ describe("errors in Anthropic's envelope", () => {
     stream.on("text", (d) => {
       text += d;
     });
+    const deltas: Array<{
+      delta: { stop_reason: unknown };
+      usage: { cost?: number; output_tokens: number };
+    }> = [];
+    stream.on("streamEvent", (e) => {
+      if (e.type === "message_delta") deltas.push(e as unknown as (typeof deltas)[number]);
+    });
     const err = await stream.finalMessage().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect((err as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
@@ -269,6 +276,14 @@ describe("errors in Anthropic's envelope", () => {
     await settled();
     const gen = await generation(calls[0]!.res.headers.get("x-generation-id")!);
     expect(gen).toMatchObject({ status: "failed", apiType: "messages" });
+    // Before the error, a message_delta without a stop reason said what the answer costs: the charge.
+    expect(gen!.costMicros).toBeGreaterThan(0);
+    expect(deltas).toHaveLength(1);
+    expect(deltas[0]!.delta.stop_reason).toBeNull();
+    expect(deltas[0]!.usage.output_tokens).toBe(
+      (gen!.usage as { completion_tokens: number }).completion_tokens,
+    );
+    expect(deltas[0]!.usage.cost).toBeCloseTo(gen!.costMicros / 1e6, 9);
   });
 });
 

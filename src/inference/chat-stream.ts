@@ -146,6 +146,13 @@ const insured = (folded: Folded, status: Final["status"]) =>
 /** The price of an insured answer. */
 const NOTHING = () => ({ prompt: 0, completion: 0 });
 
+/**
+ * The meta a failed answer's usage is priced with in its failure event: at no cost when the insurance
+ * covers it, so the event says what the record charges.
+ */
+export const chargedOnFailure = (folded: Folded, meta: ChatMeta): ChatMeta =>
+  insured(folded, "failed") ? { ...meta, price: NOTHING } : meta;
+
 function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error: string | null): Final {
   const { usage, estimated } = folded.finalUsage(meta.promptEstimate);
   const { prompt, completion } = (insured(folded, status) ? NOTHING : meta.price)(usage);
@@ -291,9 +298,8 @@ export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
     // The error chunk also says what the answer used and costs until it broke off (charged as produced).
     fail: (error, folded) => {
       const { usage } = folded.finalUsage(meta.promptEstimate);
-      const charged = insured(folded, "failed") ? { ...meta, price: NOTHING } : meta;
       return frame(
-        `"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"error":${JSON.stringify(error)},"usage":${JSON.stringify(usageWire(usage, charged))}`,
+        `"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"error":${JSON.stringify(error)},"usage":${JSON.stringify(usageWire(usage, chargedOnFailure(folded, meta)))}`,
       );
     },
     keepalive: KEEPALIVE,

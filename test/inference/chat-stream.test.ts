@@ -3,15 +3,20 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   type ChatMeta,
+  chatCompletionsStream,
   FRAMES_IN_FLIGHT,
   jsonAnswer,
   KEEPALIVE_MS,
   type OpenedChat,
+  type StreamFormat,
   sseAnswer,
 } from "../../src/inference/chat-stream";
 import { CHAT_IDLE_MS, CHAT_TOTAL_MS } from "../../src/inference/deadlines";
+import { messagesStream } from "../../src/inference/formats/messages";
+import { responsesStream } from "../../src/inference/formats/responses";
 import { UpstreamError } from "../../src/providers/errors";
 import type { ChatChunk } from "../../src/providers/types";
+import type { ResponsesRequest } from "../../src/schemas/responses-request";
 
 const meta: ChatMeta = {
   id: "gen-test",
@@ -195,3 +200,58 @@ describe("JSON answer clocks", () => {
     expect(up.opened.abort.signal.aborted).toBe(true);
   });
 });
+
+describe("the failure event of every client format", () => {
+  /** What each format's failure event says the answer costs (USD). */
+  const costs: Array<[string, (m: ChatMeta) => StreamFormat, (text: string) => number]> = [
+    [
+      "chat completions",
+      (m) => chatCompletionsStream(m),
+      (text) => dataOf(text).findLast((d) => d.error !== undefined)!.usage.cost,
+    ],
+    [
+      "responses",
+      (m) => responsesStream({ input: "hi" } as ResponsesRequest, m),
+      (text) => dataOf(text).find((d) => d.type === "response.failed")!.response.usage.cost,
+    ],
+    [
+      "messages",
+      (m) => messagesStream(m),
+      (text) => dataOf(text).findLast((d) => d.type === "message_delta")!.usage.cost,
+    ],
+  ];
+
+  for (const [name, format, costIn] of costs) {
+    it(`${name}: says what is charged, nothing when no output came (zero-completion insurance)`, async () => {
+      const roleOnly: ChatChunk = {
+        choices: [{ index: 0, delta: { role: "assistant" }, finish_reason: null }],
+      };
+      for (const [first, produced] of [
+        [chunk("first"), true],
+        [roleOnly, false],
+      ] as const) {
+        const up = upstream();
+        up.opened.first = { done: false, value: first };
+        const answer = sseAnswer(up.opened, meta, format(meta));
+        const out = reader(answer.response);
+        // The upstream falls silent: cut at the idle deadline.
+        await vi.advanceTimersByTimeAsync(CHAT_IDLE_MS + KEEPALIVE_MS + 10);
+        await out.pump;
+        const final = await answer.done;
+        expect(final.status).toBe("failed");
+        if (produced) expect(final.costMicros).toBeGreaterThan(0);
+        else expect(final.costMicros).toBe(0);
+        expect(costIn(out.text())).toBeCloseTo(final.costMicros / 1e6, 9);
+      }
+    });
+  }
+});
+
+/** The JSON payloads of an SSE text's `data:` lines (not `[DONE]`). */
+// biome-ignore lint/suspicious/noExplicitAny: each format's events are read by the field the test names.
+function dataOf(text: string): any[] {
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("data: {"))
+    .map((l) => JSON.parse(l.slice(6)));
+}

@@ -377,8 +377,11 @@ describe("chunks as Messages events", () => {
       { code: 529, message: "busy", metadata: { error_type: "provider_overloaded" } },
       new Folded(),
     );
+    // Nothing came: the usage before the error says the prompt, at no cost (zero-completion insurance).
     expect(fail).toBe(
-      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\n\n',
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":null,"stop_sequence":null},' +
+        '"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0,"cost":0,"is_byok":false}}\n\n' +
+        'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\n\n',
     );
   });
 });

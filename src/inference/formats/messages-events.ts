@@ -83,6 +83,17 @@ export const usageOf = (usage: ChatUsage, meta: ChatMeta) => ({
   ...gatewayCost(usage, meta),
 });
 
+/**
+ * The message_delta of an answer that broke off: no stop reason, and the usage and cost until the break
+ * (`meta` prices it as charged), so a Messages client sees the charge before the `error` event.
+ */
+export const failureDelta = (usage: ChatUsage, meta: ChatMeta) =>
+  frame("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: null, stop_sequence: null },
+    usage: usageOf(usage, meta),
+  });
+
 /** Tool input as an object: arguments that are not a JSON object (a cut-off answer) give `{}`. */
 export function inputOf(args: string): Json {
   try {

@@ -7,8 +7,15 @@
 import { anthropicErrorEnvelope } from "../../lib/errors";
 import { parseEventObject, rawFrame } from "../../providers/sse";
 import type { SseEvent } from "../../providers/types";
-import type { BodyFormat, ChatMeta, Folded, StreamFormat } from "../chat-stream";
 import {
+  type BodyFormat,
+  type ChatMeta,
+  chargedOnFailure,
+  type Folded,
+  type StreamFormat,
+} from "../chat-stream";
+import {
+  failureDelta,
   frame,
   gatewayCost,
   isObject,
@@ -92,7 +99,12 @@ export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
     },
     // Errors are the gateway's to word (its deadlines, a broken connection, the upstream's `error` event
     // mapped through its status), in the same envelope as on the re-encoding path.
-    fail: (error) => frame("error", anthropicErrorEnvelope(error.code, error.message)),
+    // Usage until the break (unless the upstream's message_delta already said it), then the error.
+    fail: (error, folded) => {
+      const { usage } = folded.finalUsage(meta.promptEstimate);
+      const said = delta ? "" : failureDelta(usage, chargedOnFailure(folded, meta));
+      return `${debug()}${said}${frame("error", anthropicErrorEnvelope(error.code, error.message))}`;
+    },
     keepalive: frame("ping", { type: "ping" }),
   };
 }

@@ -5,8 +5,16 @@ import { anthropicErrorEnvelope } from "../../lib/errors";
 import { REASONING_FORMAT } from "../../providers/anthropic/request";
 import type { ChatChunk } from "../../providers/types";
 import type { ChatClientFormat } from "../chat";
-import type { BodyFormat, ChatMeta, StreamFormat } from "../chat-stream";
-import { frame, type Json, MessageSnapshot, startEvent, stopReasonOf, usageOf } from "./messages-events";
+import { type BodyFormat, type ChatMeta, chargedOnFailure, type StreamFormat } from "../chat-stream";
+import {
+  failureDelta,
+  frame,
+  type Json,
+  MessageSnapshot,
+  startEvent,
+  stopReasonOf,
+  usageOf,
+} from "./messages-events";
 import { messagesPassthroughJson, messagesPassthroughStream } from "./messages-passthrough";
 
 export { anthropicUsage, stopReasonOf } from "./messages-events";
@@ -158,7 +166,16 @@ export function messagesStream(meta: ChatMeta): StreamFormat {
         usage: usageOf(usage, meta),
       })}${frame("message_stop", { type: "message_stop" })}`;
     },
-    fail: (error) => frame("error", anthropicErrorEnvelope(error.code, error.message)),
+    // What the answer used and costs until it broke off (charged as produced) goes in a message_delta
+    // without a stop reason, where a Messages client reads usage; then the error.
+    fail: (error, folded) => {
+      blocks.close();
+      const { usage } = folded.finalUsage(meta.promptEstimate);
+      return `${take()}${failureDelta(usage, chargedOnFailure(folded, meta))}${frame(
+        "error",
+        anthropicErrorEnvelope(error.code, error.message),
+      )}`;
+    },
     keepalive: frame("ping", { type: "ping" }),
   };
 }

@@ -9,7 +9,14 @@
 
 import { parseEventObject, rawFrame } from "../../providers/sse";
 import type { ChatUsage, SseEvent } from "../../providers/types";
-import { type BodyFormat, type ChatMeta, type Folded, KEEPALIVE, type StreamFormat } from "../chat-stream";
+import {
+  type BodyFormat,
+  type ChatMeta,
+  chargedOnFailure,
+  type Folded,
+  KEEPALIVE,
+  type StreamFormat,
+} from "../chat-stream";
 import { type Json, outcomeOf, responsesUsage } from "./responses-object";
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -186,7 +193,7 @@ export function responsesPassthroughStream(meta: ChatMeta): StreamFormat {
         output: snapshot.output("incomplete"),
         error: { code: error.code === 429 ? "rate_limit_exceeded" : "server_error", message: error.message },
         error_type: error.metadata.error_type,
-        usage: responsesUsage(usage, meta),
+        usage: responsesUsage(usage, chargedOnFailure(folded, meta)),
       };
       return own("response.failed", { response }) + closing();
     },

@@ -5,7 +5,7 @@
 import type { ChatChunk } from "../../providers/types";
 import type { ResponsesRequest } from "../../schemas/responses-request";
 import type { ChatClientFormat } from "../chat";
-import { type ChatMeta, KEEPALIVE, type StreamFormat } from "../chat-stream";
+import { type ChatMeta, chargedOnFailure, KEEPALIVE, type StreamFormat } from "../chat-stream";
 import {
   addDetail,
   itemId,
@@ -285,7 +285,7 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
       const outcome = outcomeOf(folded.finish);
       const frames = close(outcome.status === "completed" ? "completed" : "incomplete");
       const type = `response.${outcome.status}`;
-      return `${frames}${lifecycle(type, { ...outcome, output, usage: responsesUsage(usage, meta) })}data: [DONE]\n\n`;
+      return `${frames}${lifecycle(type, { ...outcome, output, usage: responsesUsage(usage, chargedOnFailure(folded, meta)) })}data: [DONE]\n\n`;
     },
     fail: (error, folded) => {
       // The open item stays unfinished: the failed response lists it as it stood, marked incomplete.
@@ -299,7 +299,7 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
               : { ...c.item, status: "incomplete" };
       }
       const { usage } = folded.finalUsage(meta.promptEstimate);
-      return `${lifecycle("response.failed", { status: "failed", output, error, usage: responsesUsage(usage, meta) })}data: [DONE]\n\n`;
+      return `${lifecycle("response.failed", { status: "failed", output, error, usage: responsesUsage(usage, chargedOnFailure(folded, meta)) })}data: [DONE]\n\n`;
     },
     keepalive: KEEPALIVE,
   };
