@@ -81,6 +81,38 @@ describe("content filters on an assistant turn's every text", () => {
     expect(sent).toContain("[KIWI]");
   });
 
+  it("names and file names are read too: a name the redact filter rewrites is left out, a file name rewritten", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const sent = await upstreamBody(acct, {
+      model: "sandbox/chat-echo",
+      messages: [
+        { role: "system", content: "Be brief.", name: "ops_team" },
+        {
+          role: "user",
+          name: "kiwi42",
+          content: [
+            { type: "text", text: "read this" },
+            {
+              type: "file",
+              file: { filename: "kiwi7.pdf", file_data: "data:application/pdf;base64,JVBERg==" },
+            },
+          ],
+        },
+      ],
+    });
+    expect(sent).not.toContain("kiwi42");
+    expect(sent).not.toContain("kiwi7");
+    expect(sent).toContain("[KIWI].pdf");
+    // A name no filter touched is sent as given.
+    expect(sent).toContain('"name":"ops_team"');
+    const blocked = await status("/chat/completions", acct, {
+      model: "sandbox/chat-echo",
+      messages: [{ role: "user", name: "BANANA", content: "hi" }],
+    });
+    expect(blocked.status).toBe(403);
+  });
+
   it("signed reasoning a redact filter would change is refused, never sent changed or unchanged", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
     await filters(acct);

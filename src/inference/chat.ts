@@ -10,7 +10,7 @@ import { badRequest, clientClosedResponse, forbidden } from "../lib/errors";
 import { scrubbingIterator, UpstreamError } from "../providers/errors";
 import type { ChatMessage, ChatRequest, ChatUsage, UpstreamWire } from "../providers/types";
 import type { Requirement } from "../routing/filters";
-import type { ChatRequestBody } from "../schemas/chat";
+import type { ChatContentPartBody, ChatRequestBody } from "../schemas/chat";
 import { finalError } from "./attempts";
 import {
   type BodyFormat,
@@ -202,8 +202,9 @@ export function chatRequirements(body: ChatRequestBody): Requirement[] {
  */
 export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof filterTexts>[0]) {
   if (policy.filters.length === 0) return { messages: body.messages as ChatMessage[], sent: body, flags: [] };
-  // Every text the provider reads, in one list: content and text parts, an assistant turn's tool-call
-  // arguments, refusal, reasoning and reasoning details' text and summaries; each tool's description,
+  // Every text the provider reads, in one list: content and text parts, file names, participants' names,
+  // an assistant turn's tool-call arguments, refusal, reasoning and reasoning details' text and summaries;
+  // each tool's description,
   // and the descriptions and titles in its parameters' schema and in the response format's.
   const texts: string[] = [];
   const walkSchemas = (visit: (text: string) => string): ChatRequestBody => ({
@@ -218,17 +219,31 @@ export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof 
     })),
     response_format: schemaTexts(body.response_format, visit),
   });
+  const part = (p: ChatContentPartBody, visit: (text: string) => string): ChatContentPartBody =>
+    p.type === "text"
+      ? { ...p, text: visit(p.text) }
+      : p.type === "file" && p.file.filename != null
+        ? { ...p, file: { ...p.file, filename: visit(p.file.filename) } }
+        : p;
   const walk = (visit: (text: string) => string) =>
     body.messages.map((m) => {
       const content =
         typeof m.content === "string"
           ? visit(m.content)
           : Array.isArray(m.content)
-            ? m.content.map((p) => (p.type === "text" ? { ...p, text: visit(p.text) } : p))
+            ? m.content.map((p) => part(p, visit))
             : m.content;
-      if (m.role !== "assistant") return { ...m, content };
+      // A participant's name is read too; one a redact filter rewrote is left out (providers take names
+      // of letters, digits, `_` and `-` only, so the label in its place would fail the request).
+      let named = m;
+      if ("name" in m && m.name != null) {
+        const { name, ...rest } = m;
+        const visited = visit(name);
+        named = (visited === name ? { ...rest, name } : rest) as typeof m;
+      }
+      if (m.role !== "assistant") return { ...named, content };
       return {
-        ...m,
+        ...named,
         content,
         ...(m.tool_calls && {
           tool_calls: m.tool_calls.map((t) => ({

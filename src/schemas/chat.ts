@@ -59,6 +59,7 @@ export const ChatMessageSchema = z.discriminatedUnion("role", [
   z.object({ role: z.literal("tool"), content: Content, tool_call_id: z.string().min(1) }),
 ]);
 export type ChatMessageBody = z.infer<typeof ChatMessageSchema>;
+export type ChatContentPartBody = z.infer<typeof ChatContentPartSchema>;
 
 const FunctionToolSchema = z.object({
   type: z.literal("function"),
