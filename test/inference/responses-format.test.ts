@@ -140,6 +140,31 @@ describe("input items -> the chat normal form", () => {
     expect(chat.max_tokens).toBe(50);
   });
 
+  it("a turn of 100,000 calls or reasoning items is one assistant message holding them all, in order", () => {
+    // Each item is appended in place: copying the turn's list per item took seconds at this size.
+    const n = 100_000;
+    const calls = Array.from({ length: n }, (_, i) => ({
+      type: "function_call",
+      call_id: `c${i}`,
+      name: "f",
+      arguments: "{}",
+    }));
+    const thoughts = Array.from({ length: n }, () => ({
+      type: "reasoning",
+      summary: [{ type: "summary_text", text: "x" }],
+    }));
+    const [called] = responsesToChat(request({ model: "m", input: calls })).messages as unknown as Array<{
+      tool_calls: Array<{ id: string }>;
+    }>;
+    expect(called!.tool_calls).toHaveLength(n);
+    expect(called!.tool_calls[n - 1]!.id).toBe(`c${n - 1}`);
+    const [thought] = responsesToChat(request({ model: "m", input: thoughts })).messages as unknown as Array<{
+      reasoning_details: Array<{ index: number }>;
+    }>;
+    expect(thought!.reasoning_details).toHaveLength(n);
+    expect(thought!.reasoning_details[n - 1]!.index).toBe(n - 1);
+  });
+
   it("a chat-made preset's own fields fill only what the request leaves undefined", () => {
     const chat = responsesToChat(request({ model: "m", input: "hi", max_output_tokens: 9 }), {
       max_tokens: 100,
