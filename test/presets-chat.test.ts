@@ -94,6 +94,16 @@ describe("POST /presets/{slug}/chat/completions", () => {
     ["a preset as the model", { model: "@preset/other" }, "another preset"],
     ["a model under a preset", { model: "sandbox/chat-echo@preset/other" }, "another preset"],
     ["a preset among the fallbacks", { models: ["a/b", "@preset/other"] }, "another preset"],
+    [
+      "a preset as fusion's model",
+      { model: "a/b", plugins: [{ id: "fusion", model: "@preset/other" }] },
+      "another preset",
+    ],
+    [
+      "a preset among fusion's analysis models",
+      { model: "a/b", plugins: [{ id: "fusion", analysis_models: ["c/d", "x/y@preset/other"] }] },
+      "another preset",
+    ],
     ["temperature out of range", { temperature: 3 }, "temperature"],
     ["a message with an unknown role", { messages: [{ role: "robot", content: "x" }] }, undefined],
   ])("%s -> 400, nothing created", async (_name, body, message) => {

@@ -148,6 +148,16 @@ const presetNotFound = (slug: string) => notFound(`Preset '${slug}' not found`);
  */
 export const PRESET_CONFIG_BOUNDS = { maxDepth: 2 * PASSTHROUGH_MAX_DEPTH, maxChars: 1_000_000 };
 
+/** The models a config's plugins name (fusion's `model` and `analysis_models`). */
+function pluginModels(plugins: unknown): string[] {
+  if (!Array.isArray(plugins)) return [];
+  return plugins.flatMap((p: { model?: unknown; analysis_models?: unknown }) =>
+    [p?.model, ...(Array.isArray(p?.analysis_models) ? p.analysis_models : [])].filter(
+      (m): m is string => typeof m === "string",
+    ),
+  );
+}
+
 /** Stores a new designated version of the workspace's preset; a preset never names another one. */
 async function createVersion(
   c: Context<AppEnv>,
@@ -155,9 +165,12 @@ async function createVersion(
   { config, systemPrompt }: Pick<NewPresetVersion, "config" | "systemPrompt">,
 ) {
   const { key, account } = c.get("auth");
-  // Either form, `@preset/x` or chat's `m@preset/x`, would make a preset reach another.
-  const nested = [config.model, ...(config.models ?? [])].find((m) => presetRefOf(m) !== null);
-  if (nested) throw badRequest(`A preset cannot name another preset ('${nested}') as its model`);
+  // Either form, `@preset/x` or chat's `m@preset/x`, would make a preset reach another: as its model,
+  // a fallback, or a plugin's model (fusion's `model` and `analysis_models`).
+  const nested = [config.model, ...(config.models ?? []), ...pluginModels(config.plugins)].find(
+    (m) => presetRefOf(m) !== null,
+  );
+  if (nested) throw badRequest(`A preset cannot name another preset ('${nested}') as a model`);
   const problem = jsonBoundsProblem(config, PRESET_CONFIG_BOUNDS);
   if (problem) throw badRequest(`Invalid request: the preset config ${problem}`);
   return createPresetVersion(getDb(c.env.DB), {
