@@ -8,8 +8,8 @@ import {
   mergeSpans,
 } from "./builtin-filters";
 import {
-  COMPILE_CHARGE,
   type CustomPattern,
+  compileCharge,
   compileCustomPattern,
   customSpans,
   newScanBudget,
@@ -55,26 +55,40 @@ export interface FilterVerdict {
 
 // Compiled custom patterns, shared across requests in the isolate (patterns were validated on write).
 // A pattern takes ~20 KB plus 0.3-1 KB an instruction and up to 64 KB of probe DFA: ~40 MB at the caps.
+// Least recently used first out: a key whose patterns overflow the caps evicts one pattern at a time,
+// not every tenant's at once.
 const compiled = new Map<string, CustomPattern | null>();
 const MAX_COMPILED = 200;
 const MAX_COMPILED_INSTRUCTIONS = 20_000;
 let compiledInstructions = 0;
+const instructionsOf = (entry: CustomPattern | null | undefined) => entry?.regex.programSize() ?? 0;
 
-/** The compiled pattern, compiling it (charged to `budget`) when the isolate has not yet. */
+/**
+ * The compiled pattern: once a request (even when the isolate's cache cannot hold all of a key's
+ * patterns), compiling it when the isolate has none, charged to `budget` (see compileCharge).
+ */
 function customPattern(pattern: string, budget: ScanBudget): CustomPattern | null {
+  const seen = (budget.seen ??= new Map());
+  const mine = seen.get(pattern);
+  if (mine !== undefined) return mine;
   let entry = compiled.get(pattern);
   if (entry === undefined) {
     const verdict = compileCustomPattern(pattern);
     entry = verdict.ok ? verdict.compiled : null;
-    budget.remaining -= (entry?.cost ?? 0) * COMPILE_CHARGE;
-    const size = entry?.regex.programSize() ?? 0;
-    if (compiled.size >= MAX_COMPILED || compiledInstructions + size > MAX_COMPILED_INSTRUCTIONS) {
-      compiled.clear();
-      compiledInstructions = 0;
+    budget.remaining -= entry ? compileCharge(pattern, entry.cost) : 0;
+    const size = instructionsOf(entry);
+    while (
+      compiled.size > 0 &&
+      (compiled.size >= MAX_COMPILED || compiledInstructions + size > MAX_COMPILED_INSTRUCTIONS)
+    ) {
+      const [oldest, evicted] = compiled.entries().next().value!;
+      compiled.delete(oldest);
+      compiledInstructions -= instructionsOf(evicted);
     }
-    compiled.set(pattern, entry);
     compiledInstructions += size;
-  }
+  } else compiled.delete(pattern);
+  compiled.set(pattern, entry);
+  seen.set(pattern, entry);
   return entry;
 }
 

@@ -139,6 +139,36 @@ describe("the scan budget", () => {
     expect(CUSTOM_SCAN_BUDGET - again.remaining).toBe(cost * "no orders here".length);
   });
 
+  it("charges a compile for every Unicode property it builds, which its program size does not show", () => {
+    const props = ["L", "Lu", "Ll", "N", "Nd", "P", "S", "Z", "C", "M"];
+    const pattern = `(?i)[${props.map((p) => `\\p{${p}}`).join("")}]q-${crypto.randomUUID()}`;
+    const { cost } = compiled(pattern);
+    const budget = newScanBudget();
+    applyContentFilters([custom(pattern, "flag")], "x", budget);
+    expect(CUSTOM_SCAN_BUDGET - budget.remaining).toBe(cost * (COMPILE_CHARGE + 1) + props.length * 2_000);
+  });
+
+  it("compiles a pattern once a request even when the isolate's cache cannot hold the key's patterns", () => {
+    // 250 patterns, over the cache's 200: each text of the request meets every one of them again.
+    const filters = Array.from({ length: 250 }, (_, i) =>
+      custom(`cache-${i}-${crypto.randomUUID()}`, "flag"),
+    );
+    const texts = ["one", "two", "three", "four"];
+    const chars = texts.join("").length;
+    const costOf = (f: AppliedFilter) => compiled(f.match).cost;
+    const budget = newScanBudget();
+    for (const text of texts) applyContentFilters(filters, text, budget);
+    // Every pattern compiled once (not once a text) and scanned over every text.
+    const once = filters.reduce((n, f) => n + costOf(f) * (COMPILE_CHARGE + chars), 0);
+    expect(CUSTOM_SCAN_BUDGET - budget.remaining).toBe(once);
+    // The next request finds the 200 most recently used still compiled (one at a time out, not all).
+    const next = newScanBudget();
+    for (const text of texts) applyContentFilters(filters.slice(50), text, next);
+    expect(CUSTOM_SCAN_BUDGET - next.remaining).toBe(
+      filters.slice(50).reduce((n, f) => n + costOf(f) * chars, 0),
+    );
+  });
+
   it("stops the quadratic case once its searches add up to the budget", () => {
     // 40,000 matches, each searched in a window of its own: more than the budget allows.
     const verdict = applyContentFilters([custom("a.*b|a", "redact")], "a".repeat(40_000));
