@@ -1,9 +1,12 @@
 // Content filters: each built-in slug under block/redact/flag, custom patterns, and pattern validation.
 import { describe, expect, it } from "vitest";
+import { builtinMatches } from "../src/guardrails/builtin-filters";
 import {
   applyContentFilters,
   BUILTIN_FILTER_SLUGS,
+  BUILTIN_FILTERS,
   type BuiltinFilterSlug,
+  CUSTOM_SCAN_BUDGET,
   compileCustomPattern,
   defaultBuiltinLabel,
   luhnValid,
@@ -221,5 +224,38 @@ describe("custom patterns on long runs", () => {
     expect(applyContentFilters([filter], `${run}@example.com`).blockedBy).toBe(filter);
     const redacted = applyContentFilters([{ ...filter, action: "redact" }], `${run}@example.com!`);
     expect(redacted.text).toBe("[X]!");
+  });
+});
+
+describe("built-in filters draw on the request's scan budget", () => {
+  const many = (n: number) => Array.from({ length: n }, () => builtin("secrets", "flag"));
+
+  it("scanning charges a unit per 10 characters a pattern reads", () => {
+    const text = "x".repeat(100_000);
+    // email has one pattern: 10,000 units; one short of that stops the scan.
+    expect(builtinMatches("email", text, { remaining: 10_000 })).toEqual([]);
+    expect(builtinMatches("email", text, { remaining: 9_999 })).toBeNull();
+    // ip-address has three patterns, so three times the charge.
+    expect(builtinMatches("ip-address", text, { remaining: 29_999 })).toBeNull();
+    const budget = { remaining: 30_000 };
+    expect(builtinMatches("ip-address", text, budget)).toEqual([]);
+    expect(budget.remaining).toBe(0);
+  });
+
+  it("each match costs 4 units more, so a text dense with matches runs out sooner", () => {
+    const text = "a@b.co ".repeat(1_000); // 1,000 emails in 7,000 characters: 700 units of scan
+    expect(builtinMatches("email", text, { remaining: 700 + 4_000 })).toHaveLength(1_000);
+    expect(builtinMatches("email", text, { remaining: 700 + 3_999 })).toBeNull();
+  });
+
+  it("many guardrails' built-ins over a large text stop with overBudget, one of them does not", () => {
+    // secrets has 9 patterns: a 200,000-character text costs 180,000 units a filter.
+    const text = "z".repeat(200_000);
+    const perFilter = (BUILTIN_FILTERS.secrets.patterns.length * text.length) / 10;
+    const fits = Math.floor(CUSTOM_SCAN_BUDGET / perFilter);
+    expect(applyContentFilters(many(fits), text).overBudget).toBeUndefined();
+    const over = applyContentFilters(many(fits + 1), text);
+    expect(over.overBudget?.match).toBe("secrets");
+    expect(over.flagged).toEqual([]);
   });
 });

@@ -14,7 +14,7 @@ export interface FilteredTexts {
 export function filterTexts(policy: EffectivePolicy, texts: string[]): FilteredTexts {
   if (policy.filters.length === 0) return { texts, flags: [] };
   const flags = new Set<string>();
-  // One budget for all the texts: the bound is on the request's custom-filter work, however it is split.
+  // One budget for all the texts: the bound is on the request's filtering work, however it is split.
   const budget = newScanBudget();
   const out = texts.map((text) => {
     const verdict = applyContentFilters(policy.filters, text, budget);
@@ -24,7 +24,7 @@ export function filterTexts(policy: EffectivePolicy, texts: string[]): FilteredT
       const f = verdict.overBudget;
       throw new ApiError(
         413,
-        `Content too large to filter under the custom content filters of guardrail '${f.guardrailName}': send less text or fewer inputs`,
+        `Content too large to filter under the content filters of guardrail '${f.guardrailName}': send less text or fewer inputs`,
         { guardrail_id: f.guardrailId, scan_budget: CUSTOM_SCAN_BUDGET },
       );
     }

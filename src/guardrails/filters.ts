@@ -68,7 +68,8 @@ const instructionsOf = (entry: CustomPattern | null | undefined) => entry?.regex
  * patterns), compiling it when the isolate has none, charged to `budget` (see compileCharge).
  */
 function customPattern(pattern: string, budget: ScanBudget): CustomPattern | null {
-  const seen = (budget.seen ??= new Map());
+  budget.seen ??= new Map();
+  const seen = budget.seen;
   const mine = seen.get(pattern);
   if (mine !== undefined) return mine;
   let entry = compiled.get(pattern);
@@ -94,7 +95,7 @@ function customPattern(pattern: string, budget: ScanBudget): CustomPattern | nul
 
 /**
  * Match spans of one filter in `text` (only the first when `firstOnly`); an unusable stored pattern
- * matches nothing. Null when a custom pattern ran out of `budget`.
+ * matches nothing. Null when the filter ran out of `budget`.
  */
 export function filterMatches(
   filter: AppliedFilter,
@@ -103,7 +104,7 @@ export function filterMatches(
   firstOnly = false,
 ): Array<[number, number]> | null {
   if (filter.kind === "builtin") {
-    return isBuiltinSlug(filter.match) ? builtinMatches(filter.match, text) : [];
+    return isBuiltinSlug(filter.match) ? builtinMatches(filter.match, text, budget, firstOnly) : [];
   }
   const compiledPattern = customPattern(filter.match, budget);
   if (budget.remaining < 0) return null;

@@ -245,7 +245,7 @@ describe("custom patterns through the API", () => {
     const res = await embed(acct, [half, half]);
     expect(res.status).toBe(413);
     const error = await errorOf(res);
-    expect(error.message).toContain("Content too large to filter under the custom content filters");
+    expect(error.message).toContain("Content too large to filter under the content filters");
     expect(error.metadata).toMatchObject({ guardrail_id: id, scan_budget: CUSTOM_SCAN_BUDGET });
   });
 });
