@@ -11,12 +11,25 @@
 //   --rounds N, --seconds S, --only id,id   override the profile's rounds / seconds per phase; pick scenarios
 //   --upstream-ms N    the mock holds each answer N ms (default 0: at once, so ratios compare CPU; a real
 //                      provider's latency, say 100, shows what the overhead costs a caller)
+//   --cpu              timing also gives workerd's CPU per request of each arm (background work waited out
+//                      after each phase): steadier than req/s on a machine with a busy neighbour
+//   --against REV      timing also runs the gateway built from git revision REV as a third arm, in the same
+//                      workerd and rounds: each figure gets the paired ratio to it (an A/B of a change that
+//                      the machine's drift, which moves req/s by a third between runs, cannot hide or fake)
 //   --keys N           spread the valid-key arms over N keys of the account (default 1): past ~750 req/s one
 //                      key trips the abuse limiter (6000 per 10 s), whose 429s then show as failed requests
 // Exits non-zero only when the harness itself breaks (build, start, seeding, an arm never answering as
 // expected); never on figures.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -40,6 +53,8 @@ const { values: flags } = parseArgs({
     count: { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     memory: { type: "boolean", default: false },
+    cpu: { type: "boolean", default: false },
+    against: { type: "string" },
     rounds: { type: "string" },
     seconds: { type: "string" },
     only: { type: "string" },
@@ -123,6 +138,20 @@ function armSpec(base, scenario, arm, apiKeys) {
   };
 }
 
+/**
+ * A checkout of `rev` for --against: a detached git worktree in the run's directory, sharing this
+ * checkout's node_modules (removed with the run).
+ */
+function checkoutOf(rev) {
+  const dir = join(work, "against-src");
+  execFileSync("git", ["worktree", "add", "--detach", "--force", dir, rev], { cwd: root, stdio: "ignore" });
+  cleanup.push(() =>
+    execFileSync("git", ["worktree", "remove", "--force", dir], { cwd: root, stdio: "ignore" }),
+  );
+  symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+  return dir;
+}
+
 /** One request per arm before any load: a wrong status here means the harness is broken, not slow. */
 async function checkArm(spec, status, label) {
   const res = await fetch(spec.url, { method: spec.method, headers: spec.headers, body: spec.body });
@@ -170,12 +199,14 @@ try {
   // What is measured is what was built: the revision is read now, not when the results are written
   // (an edit made while the bench runs is not in its figures).
   const built = revision();
-  const [gatewayBundle, countingBundle] = await Promise.all([
+  const againstSrc = flags.against && timed ? checkoutOf(flags.against) : undefined;
+  const [gatewayBundle, countingBundle, againstBundle] = await Promise.all([
     timed ? buildBundle(join(work, "gateway")) : undefined,
     counted ? buildBundle(join(work, "counting"), COUNTING_ENTRY) : undefined,
+    againstSrc ? buildBundle(join(work, "against"), undefined, againstSrc) : undefined,
   ]);
   const workers = await startWorkers({
-    bundles: { gateway: gatewayBundle, counting: countingBundle },
+    bundles: { gateway: gatewayBundle, counting: countingBundle, against: againstBundle },
     upstreamUrl: mock.url,
     persistDir: join(work, "state"),
     providerSlug: BENCH_PROVIDER,
@@ -209,6 +240,9 @@ try {
       apiKeys,
     ),
     passthrough: armSpec(workers.urls.passthrough, s, "passthrough", apiKeys),
+    ...(workers.urls.against && s.gateway.via !== "passthrough"
+      ? { against: armSpec(workers.urls.against, s, "gateway", apiKeys) }
+      : {}),
   });
   for (const s of active) {
     await checkArm(armsOf(s).gateway, s.status, `${s.id} gateway`);
@@ -246,7 +280,16 @@ try {
         continue;
       }
       const t = performance.now();
-      const args = { scenario: s, arms: armsOf(s), load, profile, date, profilesDir, records };
+      const args = {
+        scenario: s,
+        arms: armsOf(s),
+        load,
+        profile,
+        date,
+        profilesDir,
+        records,
+        cpu: flags.cpu,
+      };
       const measured =
         mode === "counting"
           ? await counting({ ...args, countingUrl: workers.urls.counting, upstreamCount })
@@ -261,6 +304,7 @@ try {
     const meta = {
       started_at: started.toISOString(),
       revision: built,
+      ...(flags.against ? { against: flags.against } : {}),
       wall_s: seconds(tMode),
       profile: flags.quick ? "quick" : "full",
       keys: Number(flags.keys),

@@ -66,29 +66,41 @@ function assertWorking(scenario, arm, phase, status) {
  * Warm-up of each arm, then `rounds` rounds of gateway, passthrough; paired figures over the rounds. Then,
  * for a gateway arm answered 200, the generation records in D1 (`records()` counts them) are checked
  * against the answers: a change that leaves records unsent does less work per request, and its figures
- * would flatter it.
+ * would flatter it. With `cpu`, each phase also gives workerd's CPU per request (its background work waited
+ * out after the phase): a figure that, unlike req/s, a busy neighbour on the machine hardly moves.
  */
-export async function timing({ scenario, arms, load, profile, records }) {
-  const expected = { gateway: scenario.status, passthrough: 200 };
+export async function timing({ scenario, arms, load, profile, records, cpu = false }) {
+  const expected = { gateway: scenario.status, against: scenario.status, passthrough: 200 };
+  // With --against, the other revision's gateway runs right after this one in every round.
+  const names = arms.against ? ["gateway", "against", "passthrough"] : ["gateway", "passthrough"];
   const checked = records && !scenario.reference && scenario.status === 200;
   const before = checked ? await records() : 0;
   let answered = 0;
-  for (const arm of ["gateway", "passthrough"]) {
+  for (const arm of names) {
     const warm = await load.run({ ...arms[arm], durationMs: profile.warmupMs });
-    if (arm === "gateway") answered += Number(warm.statuses[200] ?? 0);
+    if (arm !== "passthrough") answered += Number(warm.statuses[200] ?? 0);
   }
   const rounds = [];
   for (let r = 0; r < profile.rounds; r++) {
     const round = {};
-    for (const arm of ["gateway", "passthrough"]) {
+    for (const arm of names) {
+      const cpuBefore = cpu ? workerdCpuMs() : 0;
       round[arm] = await load.run({ ...arms[arm], durationMs: profile.phaseMs });
+      if (cpu) {
+        // The arm's background work (records, the consumer, ledger reports) is its own: wait it out.
+        await new Promise((r) => setTimeout(r, profile.settleMs));
+        round[arm].cpu_ms_per_request = (workerdCpuMs() - cpuBefore) / Math.max(1, round[arm].responses);
+      }
       round[arm].failed = failedIn(round[arm], expected[arm]);
       assertWorking(scenario, arm, round[arm], expected[arm]);
     }
-    answered += Number(round.gateway.statuses[200] ?? 0);
+    answered += Number(round.gateway.statuses[200] ?? 0) + Number(round.against?.statuses[200] ?? 0);
     rounds.push(round);
   }
-  const failed = rounds.reduce((n, r) => n + r.gateway.failed + r.passthrough.failed, 0);
+  const failed = rounds.reduce(
+    (n, r) => n + r.gateway.failed + r.passthrough.failed + (r.against?.failed ?? 0),
+    0,
+  );
   const written = checked ? (await recordsOnceSettled(records, before + answered)) - before : undefined;
   if (written !== undefined && written < answered) {
     throw new Error(
@@ -198,6 +210,17 @@ function workerdPids() {
   } catch {
     return [];
   }
+}
+
+/** CPU time (user + system) of the run's workerd processes so far, ms (Linux /proc, clock ticks of 10 ms). */
+function workerdCpuMs() {
+  let ticks = 0;
+  for (const pid of workerdPids()) {
+    // Fields after the command's closing parenthesis: state is the 1st, utime the 12th, stime the 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ").at(-1).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
 }
 
 /** Resident memory of the run's workerd processes, MB (Linux /proc). */

@@ -8,7 +8,7 @@ import { summary } from "./stats.mjs";
  * first-to-last-byte p50 over those gaps.
  */
 export function figuresOf(rounds, chunks) {
-  const pairs = rounds.map(({ gateway: g, passthrough: p }) => ({
+  const pairs = rounds.map(({ gateway: g, passthrough: p, against: a }) => ({
     gateway_rps: g.rps,
     passthrough_rps: p.rps,
     ratio: g.rps / p.rps,
@@ -23,6 +23,23 @@ export function figuresOf(rounds, chunks) {
         }
       : {}),
     ...(chunks && g.body_ms ? { added_per_chunk_p50_ms: (g.body_ms.p50 - p.body_ms.p50) / chunks } : {}),
+    ...(g.cpu_ms_per_request != null
+      ? {
+          gateway_cpu_ms: g.cpu_ms_per_request,
+          passthrough_cpu_ms: p.cpu_ms_per_request,
+          cpu_ratio: p.cpu_ms_per_request / g.cpu_ms_per_request,
+        }
+      : {}),
+    // --against: this gateway against the other revision's, in the same round.
+    ...(a
+      ? {
+          vs_against_ratio: g.rps / a.rps,
+          vs_against_added_p50_ms: g.latency_ms.p50 - a.latency_ms.p50,
+          ...(g.cpu_ms_per_request != null
+            ? { vs_against_cpu_ratio: a.cpu_ms_per_request / g.cpu_ms_per_request }
+            : {}),
+        }
+      : {}),
   }));
   const out = {};
   for (const name of Object.keys(pairs[0] ?? {})) out[name] = summary(pairs.map((x) => x[name]));
@@ -35,8 +52,21 @@ const signed = (s, digits = 2) => {
   return `${f(s.median)} ms (${f(s.min)}..${f(s.max)})`;
 };
 
-/** The headline figure of a scenario, as the README table shows it. */
+/** The headline figure of a scenario, as the README table shows it (with `--cpu`, workerd's CPU per request after it). */
 export function headline(scenario, f) {
+  let out = mainFigure(scenario, f);
+  const ms = (s) => s.median.toFixed(3);
+  if (f.cpu_ratio) {
+    out += `; workerd CPU per request ${ms(f.gateway_cpu_ms)} vs ${ms(f.passthrough_cpu_ms)} ms (${range(f.cpu_ratio)}x)`;
+  }
+  if (f.vs_against_ratio) {
+    out += `; against the other revision: ${range(f.vs_against_ratio)}x req/s, p50 ${signed(f.vs_against_added_p50_ms)}`;
+    if (f.vs_against_cpu_ratio) out += `, CPU ${range(f.vs_against_cpu_ratio)}x`;
+  }
+  return out;
+}
+
+function mainFigure(scenario, f) {
   switch (scenario.figure) {
     case "throughput":
       return `${range(f.ratio)}x; gateway ${Math.round(f.gateway_rps.median)} vs ${Math.round(f.passthrough_rps.median)} req/s`;

@@ -18,12 +18,13 @@ export const COUNTING_ENTRY = "bench/harness/counting-entry.ts";
 
 /**
  * `wrangler deploy --dry-run` of the top-level (global) deployment into `outdir`: the exact bundle a
- * deploy uploads. `entry` replaces wrangler.toml's `main` (the counting mode's wrapper).
+ * deploy uploads. `entry` replaces wrangler.toml's `main` (the counting mode's wrapper); `cwd` is the
+ * checkout built (another revision's, for --against).
  */
-export async function buildBundle(outdir, entry) {
+export async function buildBundle(outdir, entry, cwd = root) {
   const args = ["wrangler", "deploy", ...(entry ? [entry] : []), "--dry-run", "--outdir", outdir, "--env="];
   try {
-    await promisify(execFile)("npx", args, { cwd: root, env: quiet, maxBuffer: 64 * 1024 * 1024 });
+    await promisify(execFile)("npx", args, { cwd, env: quiet, maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {
     throw new Error(`wrangler deploy --dry-run failed:\n${error.stdout ?? ""}${error.stderr ?? ""}`);
   }
@@ -43,7 +44,8 @@ async function gatewayOptions() {
 
 /**
  * Starts workerd with the gateway (`bundles.gateway`), the counting gateway (`bundles.counting`, if
- * given: same bindings, same D1; its own Durable Object namespaces) and the passthrough Worker, all
+ * given: same bindings, same D1; its own Durable Object namespaces), another revision's gateway
+ * (`bundles.against`, the same way) and the passthrough Worker, all
  * forwarding to `upstreamUrl`. `providerSlug`/`providerKey` become PROVIDER_KEYS. Returns each Worker's
  * base URL (and the inspector's, with `inspect`).
  */
