@@ -94,7 +94,7 @@ async function load(db: D1Database, hash: string, current: () => boolean): Promi
  * The API key of a request: `Authorization: Bearer <key>`, or, when that header is absent, `x-api-key`
  * (what Anthropic clients such as Claude Code send with an API key rather than an auth token).
  */
-function tokenOf(authorization: string | undefined, xApiKey: string | undefined): string {
+function tokenOf(authorization: string | undefined, xApiKey: () => string | undefined): string {
   if (authorization) {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
     if (!match || !TOKEN_PATTERN.test(match[1]!)) {
@@ -102,15 +102,17 @@ function tokenOf(authorization: string | undefined, xApiKey: string | undefined)
     }
     return match[1]!;
   }
-  if (xApiKey !== undefined) {
-    if (!TOKEN_PATTERN.test(xApiKey.trim())) throw unauthorized("Malformed x-api-key header");
-    return xApiKey.trim();
+  const apiKey = xApiKey()?.trim();
+  if (apiKey !== undefined) {
+    if (!TOKEN_PATTERN.test(apiKey)) throw unauthorized("Malformed x-api-key header");
+    return apiKey;
   }
   throw unauthorized("Missing Authorization header; send 'Authorization: Bearer <API key>'");
 }
 
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const token = tokenOf(c.req.header("Authorization"), c.req.header("x-api-key"));
+  // x-api-key is read only without an Authorization header (each header read is a runtime call).
+  const token = tokenOf(c.req.header("Authorization"), () => c.req.header("x-api-key"));
   const hash = await sha256Hex(token);
   // The context is looked up only when a read ahead starts (Hono throws for a request without one).
   const background = { waitUntil: (work: Promise<unknown>) => c.executionCtx.waitUntil(work) };
