@@ -548,6 +548,39 @@ describe("money", () => {
   });
 });
 
+describe("money: what the reservation counts", () => {
+  it("tool definitions and the response format's schema are reserved as prompt, so a cap below them refuses before the call", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const model = findModel(await getCatalog(env.DB), "sandbox/chat-tools")!;
+    const { prompt, completion } = chatPrice(model.endpoints[0]!)({
+      promptTokens: estimatePromptTokens(hi),
+      completionTokens: 16,
+    });
+    // Room for three requests of the short message alone.
+    const capped = await createKey(acct, { limitUsd: (3 * Math.ceil(prompt + completion)) / 1_000_000 });
+    const description = "a long description of what this tool does ".repeat(200);
+    const tools = Array.from({ length: 20 }, (_, i) => ({
+      type: "function" as const,
+      function: { name: `tool_${i}`, description, parameters: { type: "object", properties: {} } },
+    }));
+    const schema = { type: "object", description, properties: { answer: { type: "string", description } } };
+    const base = { model: "sandbox/chat-tools", messages: hi, max_tokens: 16 };
+    for (const body of [
+      { ...base, tools },
+      { ...base, response_format: { type: "json_schema", json_schema: { name: "answer", schema } } },
+    ]) {
+      const res = await call("/chat/completions", { method: "POST", key: capped.key, body });
+      expect(res.status).toBe(402);
+      await res.arrayBuffer();
+    }
+    expect(await usageMicros(capped.key)).toBe(0);
+    // The same message without them fits.
+    const res = await call("/chat/completions", { method: "POST", key: capped.key, body: base });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+  });
+});
+
 describe("images and long contexts", () => {
   /** A user message with a base64 "photo" of `bytes` bytes. */
   const photo = (bytes: number) => [

@@ -25,7 +25,7 @@ import {
 import { requestIo, runInference, sessionIdOf } from "./pipeline";
 import { middleOut, pluginPlanOf } from "./plugins";
 import type { UnderPreset } from "./preset";
-import { estimatePromptTokens } from "./prompt-estimate";
+import { estimateRequestTokens } from "./prompt-estimate";
 
 /**
  * The route of a chat body: with no `model`, the first of `models` is the model and the rest its
@@ -379,7 +379,10 @@ export async function runChat(
   const plugins = pluginPlanOf(body);
   const { healJson } = plugins;
   const { messages, sent, flags } = filteredPrompt(body, auth.policy);
-  const promptEstimate = estimatePromptTokens(messages);
+  const promptEstimate = estimateRequestTokens(messages, {
+    tools: sent.tools,
+    responseFormat: sent.response_format,
+  });
   const signal = c.req.raw.signal;
   const streaming = body.stream === true;
   const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);

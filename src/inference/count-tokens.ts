@@ -15,16 +15,17 @@ import { runAttempts } from "./attempts";
 import { adapterRequest, type ChatRequestExtras, chatRoute, filteredPrompt } from "./chat";
 import { credentialResolver } from "./context";
 import { planFor } from "./pipeline";
-import { estimatePromptTokens } from "./prompt-estimate";
+import { estimateRequestTokens } from "./prompt-estimate";
 
 /**
  * The gateway's own count for endpoints whose upstream cannot count: the estimate admission reserves
- * against (about 3 characters a token plus framing per message), tool definitions included. It errs
- * high, never low, so a caller sizing a context window stays inside it.
+ * against (about 3 characters a token plus framing per message), tool definitions and the response
+ * format included. It errs high, never low, so a caller sizing a context window stays inside it.
  */
-export function estimateChatPromptTokens(request: Pick<ChatRequest, "messages" | "tools">): number {
-  const tools = request.tools?.length ? Math.ceil(JSON.stringify(request.tools).length / 3) : 0;
-  return estimatePromptTokens(request.messages) + tools;
+export function estimateChatPromptTokens(
+  request: Pick<ChatRequest, "messages" | "tools" | "responseFormat">,
+): number {
+  return estimateRequestTokens(request.messages, request);
 }
 
 export async function countChatTokens(

@@ -31,3 +31,19 @@ export function estimatePromptTokens(messages: ChatMessage[]): number {
   const chars = JSON.stringify(messages).length - mediaChars;
   return Math.ceil(chars / 3) + mediaTokens + 4 * messages.length;
 }
+
+/** Tokens of a JSON value at 3 characters a token (0 when absent). */
+const jsonTokens = (value: unknown): number =>
+  value == null ? 0 : Math.ceil((JSON.stringify(value)?.length ?? 0) / 3);
+
+/**
+ * The whole prompt a chat request sends: its messages, and beside them the tool definitions and the
+ * response format's schema, which providers bill as prompt tokens too (a request with large tool
+ * schemas and one short message was reserved at a few tokens and charged for thousands).
+ */
+export function estimateRequestTokens(
+  messages: ChatMessage[],
+  beside: { tools?: unknown; responseFormat?: unknown },
+): number {
+  return estimatePromptTokens(messages) + jsonTokens(beside.tools) + jsonTokens(beside.responseFormat);
+}
