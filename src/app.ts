@@ -12,7 +12,7 @@ import { documentOf, registerComponents } from "./lib/openapi-document";
 import { RouteTable } from "./lib/route-table";
 import { abuseProtection } from "./middleware/abuse";
 import { requireAuth } from "./middleware/auth";
-import { jsonBody } from "./middleware/body";
+import { bodyValidationFailure, jsonBody } from "./middleware/body";
 import { enforceRegion } from "./middleware/region";
 import { requestId } from "./middleware/request-id";
 import { activityRoutes } from "./routes/activity";
@@ -127,7 +127,8 @@ app.notFound((c) => c.json(errorEnvelope(404, `No route for ${c.req.method} ${c.
 /** Paths whose clients speak the Anthropic Messages API: their errors use its envelope. */
 const ANTHROPIC_PATHS = new Set([`${API_PREFIX}${MESSAGES_PATH}`, `${API_PREFIX}${COUNT_TOKENS_PATH}`]);
 
-app.onError((err, c) => {
+app.onError((rawErr, c) => {
+  const err = bodyValidationFailure(rawErr, c) ?? rawErr;
   const auth = c.get("auth");
   const userId = auth ? { user_id: auth.key.creatorUserId } : {};
   const envelope = (status: number, message: string, metadata?: Record<string, unknown>) =>

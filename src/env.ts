@@ -31,6 +31,8 @@ export interface Variables {
   /** What the request did, for its log line and Server-Timing (lib/request-log.ts). */
   trace: RequestTrace;
   auth: AuthContext;
+  /** false once the body is parsed, true once the route's validator judged it (middleware/body.ts). */
+  bodyJudged?: boolean;
 }
 
 export type AppEnv = { Bindings: Bindings; Variables: Variables };

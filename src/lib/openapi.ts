@@ -24,7 +24,8 @@ export function describeZodError(target: string, error: z.ZodError): string {
 
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
+    defaultHook: (result, c) => {
+      c.set("bodyJudged", true);
       if (!result.success) {
         throw badRequest(describeZodError(result.target, result.error), {
           issues: result.error.issues

@@ -39,7 +39,7 @@ export const ProviderPreferencesSchema = z
     /** true: only endpoints that support every optional parameter the request sets. */
     require_parameters: z.boolean().nullish(),
     // Accepted for SDK compatibility; no latency/throughput/quantization data exists for these modalities.
-    quantizations: z.array(z.string()).nullish(),
+    quantizations: z.array(z.string()).max(100).nullish(),
     preferred_max_latency: z.unknown().optional(),
     preferred_min_throughput: z.unknown().optional(),
     enforce_distillable_text: z.boolean().nullish(),

@@ -8,7 +8,27 @@ export const MAX_EMBEDDING_INPUTS = 2048;
 const MAX_TEXT_CHARS = 200_000;
 
 const Text = z.string().max(MAX_TEXT_CHARS);
-const Token = z.int().min(0);
+/** Tokens per token input: above every embedding model's window. */
+export const MAX_INPUT_TOKENS = 32_768;
+/** Parts per multimodal input. */
+const MAX_PARTS = 32;
+
+const isToken = (t: unknown) => typeof t === "number" && Number.isInteger(t) && t >= 0;
+/**
+ * One input as token ids. Checked in one loop with one issue for the whole list: a schema per token
+ * made an issue per bad token, and a body holds hundreds of thousands of them.
+ */
+const TokenList = z
+  .custom<number[]>(
+    (v) => Array.isArray(v) && v.length >= 1 && v.length <= MAX_INPUT_TOKENS && v.every(isToken),
+    `token inputs are 1 to ${MAX_INPUT_TOKENS} non-negative integers`,
+  )
+  .openapi({
+    type: "array",
+    items: { type: "integer", minimum: 0 },
+    minItems: 1,
+    maxItems: MAX_INPUT_TOKENS,
+  });
 
 export const EmbeddingsContentPartSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: Text }),
@@ -28,13 +48,10 @@ export const EmbeddingsInputSchema = z
   .union([
     Text.min(1, "input must not be empty"),
     z.array(Text).min(1, "input must have at least 1 item").max(MAX_EMBEDDING_INPUTS),
-    z.array(Token).min(1, "input must have at least 1 token"),
+    TokenList,
+    z.array(TokenList).min(1).max(MAX_EMBEDDING_INPUTS),
     z
-      .array(z.array(Token).min(1, "token inputs must have at least 1 token"))
-      .min(1)
-      .max(MAX_EMBEDDING_INPUTS),
-    z
-      .array(z.object({ content: z.array(EmbeddingsContentPartSchema).min(1) }))
+      .array(z.object({ content: z.array(EmbeddingsContentPartSchema).min(1).max(MAX_PARTS) }))
       .min(1)
       .max(MAX_EMBEDDING_INPUTS),
   ])

@@ -10,11 +10,22 @@ const TRACE_KEYS = ["trace_id", "trace_name", "span_name", "generation_name", "p
  * in depth and size (room for every key at its longest string), so a trace can never grow a record
  * without limit.
  */
-export const TraceSchema = boundedJson(
-  z.record(z.string().max(64, "trace keys are at most 64 characters"), z.unknown()),
-  { maxDepth: PASSTHROUGH_MAX_DEPTH, maxChars: 32 * 1024 },
-)
+export const TraceSchema = boundedJson(z.record(z.string(), z.unknown()), {
+  maxDepth: PASSTHROUGH_MAX_DEPTH,
+  maxChars: 32 * 1024,
+})
   .superRefine((trace, ctx) => {
+    // Keys are judged here, once their count is known to be small: an issue per long key of a
+    // record of many thousands would cost more than the rest of the request.
+    const keys = Object.keys(trace);
+    if (keys.length > TRACE_KEYS.length + 16) {
+      ctx.addIssue({ code: "custom", message: "at most 16 custom trace keys" });
+      return;
+    }
+    for (const key of keys) {
+      if (key.length > 64)
+        ctx.addIssue({ code: "custom", path: [key], message: "trace keys are at most 64 characters" });
+    }
     for (const key of TRACE_KEYS) {
       const value = trace[key];
       if (value !== undefined && (typeof value !== "string" || value.length > 512)) {
