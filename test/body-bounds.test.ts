@@ -6,11 +6,16 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import type { ZodType } from "zod";
 import { getDb, tables } from "../src/db/client";
 import type { AppEnv } from "../src/env";
 import { ApiError } from "../src/lib/errors";
 import { bodyValidationFailure, jsonBody, jsonShape, MAX_BODY_VALUES } from "../src/middleware/body";
+import { ChatRequestSchema } from "../src/schemas/chat";
+import { MAX_ITEMS, MAX_TURN_ITEMS } from "../src/schemas/common";
 import { EmbeddingsInputSchema } from "../src/schemas/embeddings";
+import { MessagesRequestSchema } from "../src/schemas/messages";
+import { ResponsesRequestSchema } from "../src/schemas/responses-request";
 import { createAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 
@@ -91,6 +96,64 @@ describe("bodies with too many values", () => {
     if (res.status !== 200) throw new Error(await res.text());
     await res.arrayBuffer();
   });
+});
+
+describe("lists of a request", () => {
+  /** Issues in a failed parse, those nested in a union's options included. */
+  const issueCount = (issues: ReadonlyArray<{ errors?: unknown[][] }>): number =>
+    issues.reduce(
+      (n, i) => n + 1 + (i.errors ?? []).reduce<number>((m, e) => m + issueCount(e as typeof issues), 0),
+      0,
+    );
+  const bad = Array.from({ length: MAX_ITEMS + 1 }, () => 1);
+  const badTurn = Array.from({ length: MAX_TURN_ITEMS + 1 }, () => 1);
+  const user = [{ role: "user", content: "hi" }];
+  const cases: Array<[string, string, ZodType, unknown]> = [
+    [
+      "chat content parts",
+      "/chat/completions",
+      ChatRequestSchema,
+      { model: "m", messages: [{ role: "user", content: bad }] },
+    ],
+    [
+      "chat tool calls",
+      "/chat/completions",
+      ChatRequestSchema,
+      { model: "m", messages: [{ role: "assistant", tool_calls: badTurn }] },
+    ],
+    [
+      "messages content blocks",
+      "/messages",
+      MessagesRequestSchema,
+      { model: "m", max_tokens: 5, messages: [{ role: "user", content: bad }] },
+    ],
+    [
+      "messages system blocks",
+      "/messages",
+      MessagesRequestSchema,
+      { model: "m", max_tokens: 5, system: bad, messages: user },
+    ],
+    [
+      "responses content parts",
+      "/responses",
+      ResponsesRequestSchema,
+      { model: "m", input: [{ role: "user", content: bad }] },
+    ],
+    ["responses tools", "/responses", ResponsesRequestSchema, { model: "m", input: "hi", tools: bad }],
+  ];
+  it.each(cases)(
+    "%s past the bound fail on their length: a 400 with a handful of issues",
+    async (_name, path, schema, body) => {
+      const parsed = schema.safeParse(body);
+      expect(parsed.success).toBe(false);
+      // Without the bound, an issue per item: over a thousand.
+      expect(issueCount(parsed.error!.issues as never)).toBeLessThan(10);
+      const acct = await createAccount({ creditsUsd: 1 });
+      const res = await call(path, { method: "POST", key: acct.apiKey, body });
+      expect(res.status).toBe(400);
+      await res.arrayBuffer();
+    },
+  );
 });
 
 describe("embeddings token inputs", () => {

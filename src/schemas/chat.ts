@@ -1,7 +1,7 @@
 // POST /chat/completions: the OpenAI chat request as OpenRouter accepts it (names as @openrouter/sdk sends them).
 import { z } from "@hono/zod-openapi";
 import { ProviderPreferencesSchema } from "../routing/preferences";
-import { boundedJson, MetadataSchema } from "./common";
+import { boundedJson, MAX_ITEMS, MAX_TURN_ITEMS, MetadataSchema } from "./common";
 import { EndUserSchema, ProviderPassthroughSchema, SessionIdSchema, TraceSchema } from "./media-common";
 
 const MAX_MESSAGES = 10_000;
@@ -32,7 +32,7 @@ export const ChatContentPartSchema = z.discriminatedUnion("type", [
   }),
 ]);
 
-const Content = z.union([Text, z.array(ChatContentPartSchema)]);
+const Content = z.union([Text, z.array(ChatContentPartSchema).max(MAX_ITEMS)]);
 
 const ToolCallSchema = z.object({
   id: z.string().min(1),
@@ -41,7 +41,7 @@ const ToolCallSchema = z.object({
 });
 
 /** Reasoning blocks replayed unchanged (signed thinking must reach the provider byte for byte). */
-const ReasoningDetails = z.array(Bounded(z.record(z.string(), z.unknown())));
+const ReasoningDetails = z.array(Bounded(z.record(z.string(), z.unknown()))).max(MAX_TURN_ITEMS);
 
 export const ChatMessageSchema = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: Content, name: z.string().optional() }),
@@ -51,7 +51,7 @@ export const ChatMessageSchema = z.discriminatedUnion("role", [
     role: z.literal("assistant"),
     content: Content.nullish(),
     name: z.string().optional(),
-    tool_calls: z.array(ToolCallSchema).optional(),
+    tool_calls: z.array(ToolCallSchema).max(MAX_TURN_ITEMS).optional(),
     reasoning: z.string().nullish(),
     reasoning_details: ReasoningDetails.optional(),
     refusal: z.string().nullish(),
@@ -148,7 +148,10 @@ export const ChatRequestSchema = z
     cache_control: CacheControl,
     prompt_cache_key: z.string().max(256).optional(),
     service_tier: z.string().max(32).nullish(),
-    modalities: z.array(z.enum(["text", "image", "audio"])).optional(),
+    modalities: z
+      .array(z.enum(["text", "image", "audio"]))
+      .max(8)
+      .optional(),
   })
   .openapi("ChatRequest");
 export type ChatRequestBody = z.infer<typeof ChatRequestSchema>;

@@ -48,6 +48,17 @@ export interface JsonBounds {
 export const PASSTHROUGH_MAX_DEPTH = 32;
 
 /**
+ * Items in one of a request's lists (content parts, tool calls, citations...): far above real use. A
+ * list past it fails on its length alone, with one issue, instead of an issue for each bad item.
+ */
+export const MAX_ITEMS = 1_000;
+/**
+ * Items of a conversation's turn list: a responses request's input items, and so the tool calls and
+ * reasoning blocks of the one assistant message a run of them becomes on chat.
+ */
+export const MAX_TURN_ITEMS = 20_000;
+
+/**
  * Why `value` is unfit to pass through (too deeply nested or too large), or null. The walk keeps
  * its own stack, so hostile nesting cannot overflow the call stack here, and it stops at the first
  * container past the limit; only a value of bounded depth is serialised to measure its size.

@@ -2,7 +2,7 @@
 // fields (provider, models or fallbacks, preset), and the `message` object it answers.
 import { z } from "@hono/zod-openapi";
 import { ChatRequestSchema } from "./chat";
-import { boundedJson } from "./common";
+import { boundedJson, MAX_ITEMS } from "./common";
 import { SessionIdSchema, TraceSchema } from "./media-common";
 
 const MAX_MESSAGES = 10_000;
@@ -23,7 +23,7 @@ const TextBlock = z.object({
   type: z.literal("text"),
   text: Text,
   cache_control: CacheControl,
-  citations: z.array(z.unknown()).nullish(),
+  citations: z.array(z.unknown()).max(MAX_ITEMS).nullish(),
 });
 
 const ImageSource = z.discriminatedUnion("type", [
@@ -43,7 +43,7 @@ const DocumentSource = z.discriminatedUnion("type", [
   z.object({ type: z.literal("url"), url: z.url() }),
   z.object({
     type: z.literal("content"),
-    content: z.union([Text, z.array(z.union([TextBlock, ImageBlock]))]),
+    content: z.union([Text, z.array(z.union([TextBlock, ImageBlock])).max(MAX_ITEMS)]),
   }),
 ]);
 
@@ -68,7 +68,10 @@ const ToolResultBlock = z.object({
   type: z.literal("tool_result"),
   tool_use_id: z.string().min(1),
   content: z
-    .union([Text, z.array(z.discriminatedUnion("type", [TextBlock, ImageBlock, DocumentBlock]))])
+    .union([
+      Text,
+      z.array(z.discriminatedUnion("type", [TextBlock, ImageBlock, DocumentBlock])).max(MAX_ITEMS),
+    ])
     .optional(),
   is_error: z.boolean().optional(),
   cache_control: CacheControl,
@@ -93,7 +96,7 @@ export type MessagesContentBlock = z.infer<typeof MessagesContentBlockSchema>;
 
 export const MessagesMessageSchema = z.object({
   role: z.enum(["user", "assistant"]),
-  content: z.union([Text, z.array(MessagesContentBlockSchema)]),
+  content: z.union([Text, z.array(MessagesContentBlockSchema).max(MAX_ITEMS)]),
 });
 export type MessagesMessage = z.infer<typeof MessagesMessageSchema>;
 
@@ -135,7 +138,7 @@ const FallbackSchema = z.object({ model: FallbackModel });
 const messagesFields = {
   model: z.string().min(1).optional(),
   messages: z.array(MessagesMessageSchema).min(1, "messages must have at least 1 message").max(MAX_MESSAGES),
-  system: z.union([Text, z.array(TextBlock)]).optional(),
+  system: z.union([Text, z.array(TextBlock).max(MAX_ITEMS)]).optional(),
   max_tokens: z.int().min(1),
   stop_sequences: z.array(z.string()).max(16).optional(),
   stream: z.boolean().optional(),

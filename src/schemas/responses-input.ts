@@ -1,5 +1,6 @@
 // Input items of a responses request: messages (easy and typed) and the other item kinds, checked by kind.
 import { z } from "@hono/zod-openapi";
+import { MAX_ITEMS, MAX_TURN_ITEMS } from "./common";
 
 const ROLES = ["user", "assistant", "system", "developer"] as const;
 
@@ -24,7 +25,7 @@ const ContentPart = z.discriminatedUnion("type", [
 const MessageItem = z.looseObject({
   type: z.literal("message").optional(),
   role: z.enum(ROLES),
-  content: z.union([z.string(), z.array(ContentPart)]),
+  content: z.union([z.string(), z.array(ContentPart).max(MAX_ITEMS)]),
 });
 
 const callId = z.string().min(1);
@@ -34,11 +35,16 @@ const ITEM_SHAPES: Record<string, z.ZodType> = {
   function_call: z.looseObject({ call_id: callId, name: z.string().min(1), arguments: z.string() }),
   function_call_output: z.looseObject({
     call_id: callId,
-    output: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
+    output: z.union([z.string(), z.array(z.looseObject({ type: z.string() })).max(MAX_ITEMS)]),
   }),
   custom_tool_call: z.looseObject({ call_id: callId, name: z.string().min(1), input: z.string() }),
   custom_tool_call_output: z.looseObject({ call_id: callId, output: z.unknown() }),
-  reasoning: z.looseObject({ summary: z.array(z.looseObject({ type: z.string() })).optional() }),
+  reasoning: z.looseObject({
+    summary: z
+      .array(z.looseObject({ type: z.string() }))
+      .max(MAX_ITEMS)
+      .optional(),
+  }),
   item_reference: z.looseObject({ id: z.string().min(1) }),
   mcp_approval_response: z.looseObject({ approval_request_id: z.string().min(1), approve: z.boolean() }),
   shell_call_output: z.looseObject({ call_id: callId }),
@@ -122,4 +128,4 @@ export const InputItemSchema = z
     description: "A message ({role, content}) or an item of another kind, identified by `type`",
   });
 
-export const InputSchema = z.union([z.string(), z.array(InputItemSchema)]);
+export const InputSchema = z.union([z.string(), z.array(InputItemSchema).max(MAX_TURN_ITEMS)]);

@@ -1,5 +1,6 @@
 // Plugins of a responses request, discriminated by `id`, with the spec's limits (router patterns, fusion).
 import { z } from "@hono/zod-openapi";
+import { MAX_ITEMS } from "./common";
 
 export const ROUTER_PATTERN_LIMITS = { items: 1024, itemLength: 1024, totalLength: 65536 } as const;
 
@@ -66,7 +67,7 @@ const FusionParameterValue = z
     z.string(),
     z.number(),
     z.boolean(),
-    z.array(z.union([z.string(), z.number(), z.boolean()]).nullable()),
+    z.array(z.union([z.string(), z.number(), z.boolean()]).nullable()).max(MAX_ITEMS),
   ])
   .nullable();
 

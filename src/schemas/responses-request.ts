@@ -1,6 +1,6 @@
 // The responses request object (POST /presets/{slug}/responses and inference): every field and limit of the spec.
 import { z } from "@hono/zod-openapi";
-import { MetadataSchema } from "./common";
+import { MAX_ITEMS, MetadataSchema } from "./common";
 import { InputSchema } from "./responses-input";
 import { PluginsSchema } from "./responses-plugins";
 import { ToolsSchema } from "./responses-tools";
@@ -36,7 +36,11 @@ const nullableNumber = (min: number, max: number) => z.number().min(min).max(max
 export const ResponsesRequestSchema = z
   .object({
     model: z.string().min(1).optional(),
-    models: z.array(z.string().min(1)).optional().openapi({ description: "Fallback models, in order" }),
+    models: z
+      .array(z.string().min(1))
+      .max(10)
+      .optional()
+      .openapi({ description: "Fallback models, in order" }),
     preset: z
       .string()
       .min(1)
@@ -66,13 +70,16 @@ export const ResponsesRequestSchema = z
         error: "previous_response_id is not supported: send the conversation history in `input` instead",
       })
       .optional(),
-    include: z.array(z.enum(INCLUDE_VALUES)).nullable().optional(),
+    include: z.array(z.enum(INCLUDE_VALUES)).max(32).nullable().optional(),
     modalities: z
       .array(z.enum(["text", "image"]))
       .refine((a) => new Set(a).size === a.length, "modalities must not repeat")
       .optional(),
     image_config: z
-      .record(z.string(), z.union([z.string(), z.number(), z.array(z.union([z.string(), z.number()]))]))
+      .record(
+        z.string(),
+        z.union([z.string(), z.number(), z.array(z.union([z.string(), z.number()])).max(MAX_ITEMS)]),
+      )
       .optional(),
     metadata: MetadataSchema.nullable().optional(),
     service_tier: ServiceTierSchema.nullable().optional(),
@@ -97,7 +104,7 @@ export const ResponsesRequestSchema = z
     tool_choice: z.union([z.enum(["auto", "none", "required"]), looseRecord]).optional(),
     trace: looseRecord.optional(),
     truncation: z.enum(["auto", "disabled"]).nullable().optional(),
-    stop_server_tools_when: z.union([looseRecord, z.array(looseRecord)]).optional(),
+    stop_server_tools_when: z.union([looseRecord, z.array(looseRecord).max(100)]).optional(),
     route: z.string().nullable().optional().openapi({ deprecated: true }),
     cache_control: CacheControlSchema.optional(),
     debug: z.strictObject({ echo_upstream_body: z.boolean().optional() }).optional(),

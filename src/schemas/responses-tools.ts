@@ -73,20 +73,28 @@ export const ToolSchema = z
   .openapi("ResponsesTool");
 export type Tool = z.infer<typeof ToolSchema>;
 
-export const ToolsSchema = z.array(ToolSchema).superRefine((tools, ctx) => {
-  const deferred = tools.filter((t) => t.type === "function" && t.defer_loading === true);
-  if (deferred.length > 0 && deferred.length === tools.length) {
-    ctx.addIssue({
-      code: "custom",
-      message: "at least one tool must not use defer_loading (deferred tools are found through tool search)",
-    });
-  }
-  const names = new Set<string>();
-  tools.forEach((t, i) => {
-    if (t.type !== "function") return;
-    if (names.has(t.name)) {
-      ctx.addIssue({ code: "custom", path: [i, "name"], message: `function name '${t.name}' is used twice` });
+export const ToolsSchema = z
+  .array(ToolSchema)
+  .max(512)
+  .superRefine((tools, ctx) => {
+    const deferred = tools.filter((t) => t.type === "function" && t.defer_loading === true);
+    if (deferred.length > 0 && deferred.length === tools.length) {
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "at least one tool must not use defer_loading (deferred tools are found through tool search)",
+      });
     }
-    names.add(t.name);
+    const names = new Set<string>();
+    tools.forEach((t, i) => {
+      if (t.type !== "function") return;
+      if (names.has(t.name)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [i, "name"],
+          message: `function name '${t.name}' is used twice`,
+        });
+      }
+      names.add(t.name);
+    });
   });
-});

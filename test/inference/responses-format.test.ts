@@ -8,6 +8,7 @@ import { responsesToChat } from "../../src/inference/formats/responses-request";
 import { anthropicAdapter } from "../../src/providers/anthropic";
 import { anthropicBody } from "../../src/providers/anthropic/request";
 import type { CallContext, ChatChunk, ChatMessage, ChatStream } from "../../src/providers/types";
+import { MAX_TURN_ITEMS } from "../../src/schemas/common";
 import { type ResponsesRequest, ResponsesRequestSchema } from "../../src/schemas/responses-request";
 import thinkingStream from "../fixtures/anthropic/thinking.sse?raw";
 import toolsStream from "../fixtures/anthropic/tools.sse?raw";
@@ -140,9 +141,9 @@ describe("input items -> the chat normal form", () => {
     expect(chat.max_tokens).toBe(50);
   });
 
-  it("a turn of 100,000 calls or reasoning items is one assistant message holding them all, in order", () => {
+  it("a turn of 20,000 calls or reasoning items (the most a request holds) is one assistant message holding them all, in order", () => {
     // Each item is appended in place: copying the turn's list per item took seconds at this size.
-    const n = 100_000;
+    const n = MAX_TURN_ITEMS;
     const calls = Array.from({ length: n }, (_, i) => ({
       type: "function_call",
       call_id: `c${i}`,
