@@ -9,7 +9,11 @@ import { getCatalog } from "../src/catalog/cache";
 import { findModel } from "../src/catalog/types";
 import { getDb, tables } from "../src/db/client";
 import { chatPrice } from "../src/inference/chat";
-import { estimatePromptTokens, IMAGE_PROMPT_TOKENS } from "../src/inference/prompt-estimate";
+import {
+  estimatePromptTokens,
+  IMAGE_PROMPT_TOKENS,
+  promptTokenCeiling,
+} from "../src/inference/prompt-estimate";
 import { addByok, createAccount, createKey } from "./helpers/accounts";
 import { BASE, call, errorOf } from "./helpers/http";
 import { post, type StreamedCall, streamed } from "./helpers/media";
@@ -516,7 +520,7 @@ describe("money", () => {
     const model = findModel(await getCatalog(env.DB), "sandbox/chat-echo")!;
     const endpoint = model.endpoints[0]!;
     const { prompt, completion } = chatPrice(endpoint)({
-      promptTokens: estimatePromptTokens(hi),
+      promptTokens: promptTokenCeiling(hi),
       completionTokens: 16,
     });
     const r = Math.ceil(prompt + completion);
@@ -553,7 +557,7 @@ describe("money: what the reservation counts", () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const model = findModel(await getCatalog(env.DB), "sandbox/chat-tools")!;
     const { prompt, completion } = chatPrice(model.endpoints[0]!)({
-      promptTokens: estimatePromptTokens(hi),
+      promptTokens: promptTokenCeiling(hi),
       completionTokens: 16,
     });
     // Room for three requests of the short message alone.

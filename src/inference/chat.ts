@@ -25,7 +25,7 @@ import {
 import { requestIo, runInference, sessionIdOf } from "./pipeline";
 import { middleOut, pluginPlanOf } from "./plugins";
 import type { UnderPreset } from "./preset";
-import { estimateRequestTokens } from "./prompt-estimate";
+import { estimateRequestTokens, requestTokenCeiling } from "./prompt-estimate";
 
 /**
  * The route of a chat body: with no `model`, the first of `models` is the model and the rest its
@@ -379,10 +379,10 @@ export async function runChat(
   const plugins = pluginPlanOf(body);
   const { healJson } = plugins;
   const { messages, sent, flags } = filteredPrompt(body, auth.policy);
-  const promptEstimate = estimateRequestTokens(messages, {
-    tools: sent.tools,
-    responseFormat: sent.response_format,
-  });
+  const beside = { tools: sent.tools, responseFormat: sent.response_format };
+  // The estimate is billed when an upstream reports no usage; the ceiling is what admission reserves.
+  const promptEstimate = estimateRequestTokens(messages, beside);
+  const promptCeiling = requestTokenCeiling(messages, beside);
   const signal = c.req.raw.signal;
   const streaming = body.stream === true;
   const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
@@ -405,7 +405,7 @@ export async function runChat(
       const cap = maxOutputOf(body, a.endpoint);
       return worstCaseMicros(
         a.endpoint,
-        promptEstimate,
+        promptCeiling,
         Number.isFinite(cap) ? cap : DEFAULT_MAX_OUTPUT_TOKENS,
       );
     },

@@ -14,6 +14,39 @@ const AUDIO_CHARS_PER_TOKEN = 500;
  * upstream reports none. A file part (a PDF) stays at its characters: its pages decide its tokens.
  */
 export function estimatePromptTokens(messages: ChatMessage[]): number {
+  const { chars, mediaTokens } = promptText(messages, (text) => text.length);
+  return Math.ceil(chars / 3) + mediaTokens + 4 * messages.length;
+}
+
+/**
+ * The most tokens the messages can be, for admission to reserve: one a UTF-8 byte of their JSON (no
+ * byte-level tokenizer, BPE or SentencePiece with byte fallback, makes more), media by kind as in the
+ * estimate. Three characters a token held for English, but rare CJK characters take 2 to 2.5 tokens
+ * each and emoji 1.5 a UTF-16 unit, so a prompt of them ran 6 times past its reservation, and a key's
+ * cap with it (found by a hostile probe).
+ */
+export function promptTokenCeiling(messages: ChatMessage[]): number {
+  const { chars, mediaTokens } = promptText(messages, utf8Bytes);
+  return chars + mediaTokens + 4 * messages.length;
+}
+
+/** UTF-8 bytes of a string, counted without encoding it (a lone surrogate as U+FFFD, 3 bytes). */
+export function utf8Bytes(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c <= 0xdbff && c >= 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // a surrogate pair: 4 bytes for its 2 units
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
+/** The messages' JSON measured by `size`, less their media's base64 (which is priced by kind). */
+function promptText(messages: ChatMessage[], size: (text: string) => number) {
   let mediaChars = 0;
   let mediaTokens = 0;
   for (const m of messages) {
@@ -28,13 +61,16 @@ export function estimatePromptTokens(messages: ChatMessage[]): number {
       }
     }
   }
-  const chars = JSON.stringify(messages).length - mediaChars;
-  return Math.ceil(chars / 3) + mediaTokens + 4 * messages.length;
+  // Base64 is ASCII: its characters are its bytes.
+  return { chars: size(JSON.stringify(messages)) - mediaChars, mediaTokens };
 }
 
 /** Tokens of a JSON value at 3 characters a token (0 when absent). */
 const jsonTokens = (value: unknown): number =>
   value == null ? 0 : Math.ceil((JSON.stringify(value)?.length ?? 0) / 3);
+/** The most tokens a JSON value can be: its UTF-8 bytes (0 when absent). */
+const jsonTokenCeiling = (value: unknown): number =>
+  value == null ? 0 : utf8Bytes(JSON.stringify(value) ?? "");
 
 /**
  * The whole prompt a chat request sends: its messages, and beside them the tool definitions and the
@@ -46,4 +82,14 @@ export function estimateRequestTokens(
   beside: { tools?: unknown; responseFormat?: unknown },
 ): number {
   return estimatePromptTokens(messages) + jsonTokens(beside.tools) + jsonTokens(beside.responseFormat);
+}
+
+/** The most tokens the whole prompt can be (see promptTokenCeiling): what admission reserves. */
+export function requestTokenCeiling(
+  messages: ChatMessage[],
+  beside: { tools?: unknown; responseFormat?: unknown },
+): number {
+  return (
+    promptTokenCeiling(messages) + jsonTokenCeiling(beside.tools) + jsonTokenCeiling(beside.responseFormat)
+  );
 }

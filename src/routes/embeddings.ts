@@ -2,6 +2,7 @@
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
 import { requestIo, runInference, sessionIdOf } from "../inference/pipeline";
+import { utf8Bytes } from "../inference/prompt-estimate";
 import { microsToUsd } from "../lib/money";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import type { EmbeddingsContentPart, EmbeddingsInput } from "../providers/types";
@@ -63,11 +64,16 @@ function withFilteredTexts(input: EmbeddingsInput, filter: (texts: string[]) => 
   };
 }
 
-/** Upper bound of billable tokens: a token per character, the token arrays, 1000 per media part. */
+/**
+ * Upper bound of billable tokens: a token per UTF-8 byte of text (a character of rare CJK is 2 to 2.5
+ * tokens, so a token per character was not one), the token arrays, 1000 per media part.
+ */
 function worstCaseTokens(input: EmbeddingsInput): number {
-  if (input.kind === "text") return input.texts.reduce((n, t) => n + Math.max(1, t.length), 0);
+  if (input.kind === "text") return input.texts.reduce((n, t) => n + Math.max(1, utf8Bytes(t)), 0);
   if (input.kind === "tokens") return input.tokens.reduce((n, t) => n + t.length, 0);
-  return input.items.flat().reduce((n, p) => n + (p.type === "text" ? Math.max(1, p.text.length) : 1000), 0);
+  return input.items
+    .flat()
+    .reduce((n, p) => n + (p.type === "text" ? Math.max(1, utf8Bytes(p.text)) : 1000), 0);
 }
 
 function requirementsFor(body: EmbeddingsRequestBody, input: EmbeddingsInput): Requirement[] {

@@ -7,7 +7,7 @@ import { call, errorOf } from "../helpers/http";
 import { setLedgerClock } from "./fixtures";
 
 const TEXT = "x".repeat(1_000);
-/** The route reserves the worst case over its planned endpoints: one token per character at the dearest price. */
+/** The route reserves the worst case over its planned endpoints: one token per UTF-8 byte (per character, for this ASCII text) at the dearest price. */
 const RESERVE = Math.max(
   ...catalog.models
     .find((m) => m.slug === "sandbox/embed-small")!

@@ -1,0 +1,98 @@
+// Admission reserves a ceiling on the prompt's tokens, not an estimate: one token per UTF-8 byte, which no
+// byte-level tokenizer exceeds. With three characters a token, a prompt of rare CJK (2.5 tokens a
+// character in cl100k) let a capped key spend six times its cap (found by a hostile probe).
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { promptTokenCeiling, utf8Bytes } from "../../src/inference/prompt-estimate";
+import { addByok, createAccount, createKey } from "../helpers/accounts";
+import { call } from "../helpers/http";
+import { json, mockUpstream } from "../helpers/upstream";
+
+let restore: (() => void) | undefined;
+afterEach(() => restore?.());
+
+/** 10,000 UTF-16 units of rare CJK: 25,000 tokens in cl100k (as counted by gpt-tokenizer), 30,000 UTF-8 bytes. */
+const CJK = "龘靐齉麤".repeat(2_500);
+const CJK_TOKENS = 25_000;
+
+describe("utf8Bytes", () => {
+  it("is the length TextEncoder gives, lone surrogates (sent as U+FFFD) included", () => {
+    const encoder = new TextEncoder();
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), (s) => utf8Bytes(s) === encoder.encode(s).length),
+      { numRuns: 2_000 },
+    );
+    for (const s of ["", "abc", "é", "龘", "🦄", "\ud800", "\udc00x", "a\ud83e\udd84b"]) {
+      expect(utf8Bytes(s), JSON.stringify(s)).toBe(encoder.encode(s).length);
+    }
+  });
+
+  it("makes the prompt ceiling at least the text's bytes, where the old estimate was a third of its characters", () => {
+    const messages = [{ role: "user" as const, content: CJK }];
+    expect(promptTokenCeiling(messages)).toBeGreaterThanOrEqual(30_000);
+    expect(promptTokenCeiling(messages)).toBeGreaterThan(CJK_TOKENS);
+  });
+});
+
+describe("a capped key and a prompt that takes more tokens than characters", () => {
+  it("chat: parallel requests on a key capped at $0.03 never spend past it", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await addByok(acct, "openai", "sk-user-openai-key");
+    const upstream = mockUpstream({
+      "POST api.openai.com/v1/chat/completions": () =>
+        json({
+          id: "chatcmpl-1",
+          object: "chat.completion",
+          created: 1,
+          model: "gpt-4.1-mini",
+          choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+          usage: { prompt_tokens: CJK_TOKENS, completion_tokens: 1, total_tokens: CJK_TOKENS + 1 },
+        }),
+    });
+    restore = upstream.restore;
+    // Room for two ceilings ($0.012 each at $0.40 per million); the old estimate reserved $0.0014.
+    const key = await createKey(acct, { limitUsd: 0.03, includeByokInLimit: true });
+    const body = { model: "openai/gpt-4.1-mini", max_tokens: 1, messages: [{ role: "user", content: CJK }] };
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => call("/chat/completions", { method: "POST", key: key.key, body })),
+    );
+    const statuses = answers.map((r) => r.status);
+    await Promise.all(answers.map((r) => r.arrayBuffer()));
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
+    const info = (await (await call("/key", { key: key.key })).json()) as {
+      data: { byok_usage: number; limit: number };
+    };
+    expect(info.data.byok_usage).toBeGreaterThan(0);
+    expect(info.data.byok_usage).toBeLessThanOrEqual(info.data.limit);
+  });
+
+  it("embeddings: the same, with a token per byte where it was a token per character", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await addByok(acct, "openai", "sk-user-openai-key");
+    const upstream = mockUpstream({
+      "POST api.openai.com/v1/embeddings": () =>
+        json({
+          object: "list",
+          model: "text-embedding-3-small",
+          data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2] }],
+          usage: { prompt_tokens: CJK_TOKENS, total_tokens: CJK_TOKENS },
+        }),
+    });
+    restore = upstream.restore;
+    const key = await createKey(acct, { limitUsd: 0.0008, includeByokInLimit: true });
+    const body = { model: "openai/text-embedding-3-small", input: CJK };
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => call("/embeddings", { method: "POST", key: key.key, body })),
+    );
+    const statuses = answers.map((r) => r.status);
+    await Promise.all(answers.map((r) => r.arrayBuffer()));
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
+    const info = (await (await call("/key", { key: key.key })).json()) as {
+      data: { byok_usage: number; limit: number };
+    };
+    expect(info.data.byok_usage).toBeGreaterThan(0);
+    expect(info.data.byok_usage).toBeLessThanOrEqual(info.data.limit);
+  });
+});
