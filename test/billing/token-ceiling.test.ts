@@ -34,65 +34,69 @@ describe("utf8Bytes", () => {
   });
 });
 
+/**
+ * `count` parallel requests to `path` on a fresh key capped at `limitUsd` (BYOK counted in the cap): some
+ * are served, the rest refused with 402, and the key's spend ends within its cap.
+ */
+async function spendWithinCap(opts: {
+  route: string;
+  answer: unknown;
+  limitUsd: number;
+  count: number;
+  body: unknown;
+}) {
+  const acct = await createAccount({ creditsUsd: 5 });
+  await addByok(acct, "openai", "sk-user-openai-key");
+  const upstream = mockUpstream({ [`POST api.openai.com/v1${opts.route}`]: () => json(opts.answer) });
+  restore = upstream.restore;
+  const key = await createKey(acct, { limitUsd: opts.limitUsd, includeByokInLimit: true });
+  const answers = await Promise.all(
+    Array.from({ length: opts.count }, () =>
+      call(opts.route, { method: "POST", key: key.key, body: opts.body }),
+    ),
+  );
+  const statuses = answers.map((r) => r.status);
+  await Promise.all(answers.map((r) => r.arrayBuffer()));
+  expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+  expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
+  const info = (await (await call("/key", { key: key.key })).json()) as {
+    data: { byok_usage: number; limit: number };
+  };
+  expect(info.data.byok_usage).toBeGreaterThan(0);
+  expect(info.data.byok_usage).toBeLessThanOrEqual(info.data.limit);
+}
+
 describe("a capped key and a prompt that takes more tokens than characters", () => {
   it("chat: parallel requests on a key capped at $0.03 never spend past it", async () => {
-    const acct = await createAccount({ creditsUsd: 5 });
-    await addByok(acct, "openai", "sk-user-openai-key");
-    const upstream = mockUpstream({
-      "POST api.openai.com/v1/chat/completions": () =>
-        json({
-          id: "chatcmpl-1",
-          object: "chat.completion",
-          created: 1,
-          model: "gpt-4.1-mini",
-          choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
-          usage: { prompt_tokens: CJK_TOKENS, completion_tokens: 1, total_tokens: CJK_TOKENS + 1 },
-        }),
+    await spendWithinCap({
+      route: "/chat/completions",
+      answer: {
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        created: 1,
+        model: "gpt-4.1-mini",
+        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+        usage: { prompt_tokens: CJK_TOKENS, completion_tokens: 1, total_tokens: CJK_TOKENS + 1 },
+      },
+      // Room for two ceilings ($0.012 each at $0.40 per million); the old estimate reserved $0.0014.
+      limitUsd: 0.03,
+      count: 20,
+      body: { model: "openai/gpt-4.1-mini", max_tokens: 1, messages: [{ role: "user", content: CJK }] },
     });
-    restore = upstream.restore;
-    // Room for two ceilings ($0.012 each at $0.40 per million); the old estimate reserved $0.0014.
-    const key = await createKey(acct, { limitUsd: 0.03, includeByokInLimit: true });
-    const body = { model: "openai/gpt-4.1-mini", max_tokens: 1, messages: [{ role: "user", content: CJK }] };
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, () => call("/chat/completions", { method: "POST", key: key.key, body })),
-    );
-    const statuses = answers.map((r) => r.status);
-    await Promise.all(answers.map((r) => r.arrayBuffer()));
-    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
-    expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
-    const info = (await (await call("/key", { key: key.key })).json()) as {
-      data: { byok_usage: number; limit: number };
-    };
-    expect(info.data.byok_usage).toBeGreaterThan(0);
-    expect(info.data.byok_usage).toBeLessThanOrEqual(info.data.limit);
   });
 
   it("embeddings: the same, with a token per byte where it was a token per character", async () => {
-    const acct = await createAccount({ creditsUsd: 5 });
-    await addByok(acct, "openai", "sk-user-openai-key");
-    const upstream = mockUpstream({
-      "POST api.openai.com/v1/embeddings": () =>
-        json({
-          object: "list",
-          model: "text-embedding-3-small",
-          data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2] }],
-          usage: { prompt_tokens: CJK_TOKENS, total_tokens: CJK_TOKENS },
-        }),
+    await spendWithinCap({
+      route: "/embeddings",
+      answer: {
+        object: "list",
+        model: "text-embedding-3-small",
+        data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2] }],
+        usage: { prompt_tokens: CJK_TOKENS, total_tokens: CJK_TOKENS },
+      },
+      limitUsd: 0.0008,
+      count: 10,
+      body: { model: "openai/text-embedding-3-small", input: CJK },
     });
-    restore = upstream.restore;
-    const key = await createKey(acct, { limitUsd: 0.0008, includeByokInLimit: true });
-    const body = { model: "openai/text-embedding-3-small", input: CJK };
-    const answers = await Promise.all(
-      Array.from({ length: 10 }, () => call("/embeddings", { method: "POST", key: key.key, body })),
-    );
-    const statuses = answers.map((r) => r.status);
-    await Promise.all(answers.map((r) => r.arrayBuffer()));
-    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
-    expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
-    const info = (await (await call("/key", { key: key.key })).json()) as {
-      data: { byok_usage: number; limit: number };
-    };
-    expect(info.data.byok_usage).toBeGreaterThan(0);
-    expect(info.data.byok_usage).toBeLessThanOrEqual(info.data.limit);
   });
 });
