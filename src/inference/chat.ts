@@ -8,6 +8,7 @@ import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
 import { badRequest, clientClosedResponse, forbidden } from "../lib/errors";
 import { scrubbingIterator, UpstreamError } from "../providers/errors";
+import { getAdapter } from "../providers/registry";
 import type { ChatMessage, ChatRequest, ChatUsage, UpstreamWire } from "../providers/types";
 import type { Requirement } from "../routing/filters";
 import type { ChatContentPartBody, ChatRequestBody } from "../schemas/chat";
@@ -25,7 +26,7 @@ import {
 import { requestIo, runInference, sessionIdOf } from "./pipeline";
 import { middleOut, pluginPlanOf } from "./plugins";
 import type { UnderPreset } from "./preset";
-import { estimateRequestTokens, requestTokenCeiling } from "./prompt-estimate";
+import { estimateRequestTokens, hasFileByUrl, requestTokenCeiling } from "./prompt-estimate";
 
 /**
  * The route of a chat body: with no `model`, the first of `models` is the model and the rest its
@@ -65,6 +66,8 @@ export const CHAT_COMPLETIONS: ChatClientFormat = {
 
 /** Completion tokens reserved when neither the request nor the endpoint bounds the answer. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4_096;
+/** The prompt a model of unknown context window is reserved at when its media cannot be measured. */
+export const UNKNOWN_CONTEXT_TOKENS = 2_000_000;
 
 /** The endpoint's prices for a prompt of this many tokens: its long-context rates past their threshold. */
 function pricingFor(e: CatalogEndpointEntry, promptTokens: number): Pricing {
@@ -383,6 +386,10 @@ export async function runChat(
   // The estimate is billed when an upstream reports no usage; the ceiling is what admission reserves.
   const promptEstimate = estimateRequestTokens(messages, beside);
   const promptCeiling = requestTokenCeiling(messages, beside);
+  // Media whose tokens cannot be bounded before the call (a file by URL) reserve the model's window.
+  const fileByUrl = hasFileByUrl(messages);
+  const unbounded = (e: CatalogEndpointEntry) =>
+    fileByUrl || (getAdapter(e.adapter)?.unboundedMedia?.(messages) ?? false);
   const signal = c.req.raw.signal;
   const streaming = body.stream === true;
   const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
@@ -405,7 +412,9 @@ export async function runChat(
       const cap = maxOutputOf(body, a.endpoint);
       return worstCaseMicros(
         a.endpoint,
-        promptCeiling,
+        unbounded(a.endpoint)
+          ? Math.max(promptCeiling, a.model.contextLength ?? UNKNOWN_CONTEXT_TOKENS)
+          : promptCeiling,
         Number.isFinite(cap) ? cap : DEFAULT_MAX_OUTPUT_TOKENS,
       );
     },

@@ -65,6 +65,28 @@ function promptText(messages: ChatMessage[], size: (text: string) => number) {
   return { chars: size(JSON.stringify(messages)) - mediaChars, mediaTokens };
 }
 
+/**
+ * Whether the prompt holds a file given by URL: its pages (a PDF) or its length (a video) decide its
+ * tokens, and the gateway cannot see them before the call. Admission then reserves the model's whole
+ * context window (a probe had a one-hour video by URL reserved at its URL's 60 tokens and billed 950k).
+ * Adapters that may read other parts as any media say so themselves (ProviderAdapter.unboundedMedia).
+ */
+export function hasFileByUrl(messages: ChatMessage[]): boolean {
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const p of m.content) {
+      if (
+        p.type === "file" &&
+        typeof p.file.file_data === "string" &&
+        !p.file.file_data.startsWith("data:")
+      ) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 /** Tokens of a JSON value at 3 characters a token (0 when absent). */
 const jsonTokens = (value: unknown): number =>
   value == null ? 0 : Math.ceil((JSON.stringify(value)?.length ?? 0) / 3);

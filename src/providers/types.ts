@@ -299,6 +299,12 @@ export interface ProviderAdapter {
    * count_tokens). Adapters whose upstream has no such count leave it out and the gateway estimates.
    */
   countTokens?(request: ChatRequest, call: CallContext): Promise<number>;
+  /**
+   * Whether a chat prompt holds media whose tokens the gateway cannot bound before the call as this
+   * adapter sends it, besides a file given by URL (never bounded: prompt-estimate.ts, hasFileByUrl).
+   * Admission then reserves the model's whole context window.
+   */
+  unboundedMedia?(messages: ChatMessage[]): boolean;
 }
 
 export type Capability = "embeddings" | "speech" | "videos" | "chat";

@@ -1,5 +1,6 @@
 // Request pieces shared by the speech and video bodies: trace metadata, provider passthrough, user ids.
 import { z } from "@hono/zod-openapi";
+import { ownedOptionPaths } from "../providers/options";
 import { boundedJson, PASSTHROUGH_MAX_DEPTH } from "./common";
 
 const TRACE_KEYS = ["trace_id", "trace_name", "span_name", "generation_name", "parent_span_id"] as const;
@@ -54,7 +55,20 @@ export const ProviderPassthroughSchema = z.object({
   options: boundedJson(z.record(z.string(), z.record(z.string(), z.unknown())), {
     maxDepth: PASSTHROUGH_MAX_DEPTH,
     maxChars: 128 * 1024,
-  }).optional(),
+  })
+    .superRefine((bySlug, ctx) => {
+      for (const [slug, options] of Object.entries(bySlug)) {
+        for (const path of ownedOptionPaths(options)) {
+          ctx.addIssue({
+            code: "custom",
+            path: [slug, ...path.split(".")],
+            message:
+              "is set by the gateway, not by provider options (it changes what is filtered, reserved or billed); use the request's own field",
+          });
+        }
+      }
+    })
+    .optional(),
 });
 
 export const EndUserSchema = z

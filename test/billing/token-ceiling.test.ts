@@ -3,7 +3,9 @@
 // character in cl100k) let a capped key spend six times its cap (found by a hostile probe).
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { promptTokenCeiling, utf8Bytes } from "../../src/inference/prompt-estimate";
+import { hasFileByUrl, promptTokenCeiling, utf8Bytes } from "../../src/inference/prompt-estimate";
+import { geminiUnboundedMedia } from "../../src/providers/google/request";
+import type { ChatMessage } from "../../src/providers/types";
 import { addByok, createAccount, createKey } from "../helpers/accounts";
 import { call } from "../helpers/http";
 import { json, mockUpstream } from "../helpers/upstream";
@@ -97,6 +99,51 @@ describe("a capped key and a prompt that takes more tokens than characters", () 
       limitUsd: 0.0008,
       count: 10,
       body: { model: "openai/text-embedding-3-small", input: CJK },
+    });
+  });
+});
+
+describe("media given by URL, whose tokens the gateway cannot see before the call", () => {
+  const pdfByUrl = {
+    type: "file" as const,
+    file: { filename: "r.pdf", file_data: "https://example.com/r.pdf" },
+  };
+
+  it("is told apart from media it can measure", () => {
+    const user = (content: ChatMessage["content"]): ChatMessage[] => [{ role: "user", content }];
+    expect(hasFileByUrl(user([pdfByUrl]))).toBe(true);
+    expect(
+      hasFileByUrl(user([{ type: "file", file: { file_data: "data:application/pdf;base64,JVBERi0=" } }])),
+    ).toBe(false);
+    expect(hasFileByUrl(user("https://example.com/r.pdf"))).toBe(false);
+    // Gemini fetches any URL and reads inline data of any type: only typed images are bounded.
+    const image = (url: string) => user([{ type: "image_url", image_url: { url } }]);
+    expect(geminiUnboundedMedia(image("https://www.youtube.com/watch?v=aaaaaaaaaaa"))).toBe(true);
+    expect(geminiUnboundedMedia(image("data:video/mp4;base64,AAAA"))).toBe(true);
+    expect(geminiUnboundedMedia(image("https://example.com/cat.png?w=800"))).toBe(false);
+    expect(geminiUnboundedMedia(image("data:image/png;base64,iVBORw0KGgo="))).toBe(false);
+  });
+
+  it("chat: a file by URL reserves the model's window, so parallel requests stay within a $1 cap", async () => {
+    // The upstream bills 900,000 prompt tokens ($0.36) for the file: a 60-token reservation let every
+    // request in; the window ($0.42) lets two.
+    await spendWithinCap({
+      route: "/chat/completions",
+      answer: {
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        created: 1,
+        model: "gpt-4.1-mini",
+        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 900_000, completion_tokens: 1, total_tokens: 900_001 },
+      },
+      limitUsd: 1,
+      count: 5,
+      body: {
+        model: "openai/gpt-4.1-mini",
+        max_tokens: 1,
+        messages: [{ role: "user", content: [{ type: "text", text: "Summarize" }, pdfByUrl] }],
+      },
     });
   });
 });

@@ -146,7 +146,15 @@ describe("openai-compatible chat: the request", () => {
       responseFormat: { type: "json_object" },
       reasoning: { effort: "low" },
       user: "user-42",
-      passthrough: { service_tier: "flex", temperature: 0.3, stream: false, stream_options: { foo: 1 } },
+      // The request's own temperature wins; owned fields (stream, stream_options, max_tokens) never pass.
+      passthrough: {
+        service_tier: "flex",
+        temperature: 0.3,
+        stream: false,
+        stream_options: { foo: 1 },
+        max_tokens: 30_000,
+        logit_bias_extra: 1,
+      },
     };
     const echoed: unknown[] = [];
     await openAiCompatibleAdapter.chat!(request, {
@@ -179,7 +187,7 @@ describe("openai-compatible chat: the request", () => {
         { role: "tool", tool_call_id: "call_1", content: "18C, sunny" },
       ],
       max_tokens: 512,
-      temperature: 0.3,
+      temperature: 0.2,
       top_p: 0.9,
       seed: 7,
       stop: ["\n\n"],
@@ -191,7 +199,8 @@ describe("openai-compatible chat: the request", () => {
       user: "user-42",
       service_tier: "flex",
       stream: true,
-      stream_options: { foo: 1, include_usage: true },
+      stream_options: { include_usage: true },
+      logit_bias_extra: 1,
     });
     // What the debug echo shows: the body sent, never the key.
     expect(echoed).toEqual([body]);

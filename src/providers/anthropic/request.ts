@@ -1,4 +1,5 @@
 // OpenAI-shaped chat requests as Anthropic Messages bodies (POST /v1/messages), a pure translation.
+
 import type {
   ContentBlockParam,
   DocumentBlockParam,
@@ -14,6 +15,7 @@ import type {
   ToolUseBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
 import { UpstreamError } from "../errors";
+import { optionsOf } from "../options";
 import type { ChatMessage, ChatRequest } from "../types";
 
 /** The completion bound when the request names none (Anthropic requires one). */
@@ -379,5 +381,6 @@ export function anthropicBody(request: ChatRequest, upstreamModel: string): Mess
   if (request.user) body.metadata = { user_id: request.user };
   if (request.cacheControl)
     body.cache_control = request.cacheControl as unknown as MessageCreateParamsStreaming["cache_control"];
-  return { ...body, ...request.passthrough, model: upstreamModel, stream: true };
+  // Provider options add fields under the gateway's own (see ../options.ts).
+  return { ...optionsOf(request.passthrough), ...body, model: upstreamModel, stream: true };
 }

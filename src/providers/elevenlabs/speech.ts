@@ -1,5 +1,7 @@
 // ElevenLabs-style text-to-speech: voice in the path, `xi-api-key` auth, output format as a query parameter.
+
 import { upstreamErrorFromResponse } from "../errors";
+import { optionsOf } from "../options";
 import type { CallContext, SpeechRequest, SpeechResult } from "../types";
 
 /** The gateway's two formats in ElevenLabs' vocabulary; PCM is 24 kHz 16-bit little-endian like OpenAI's. */
@@ -10,7 +12,7 @@ const OUTPUT_FORMAT = { mp3: "mp3_44100_128", pcm: "pcm_24000" } as const;
  * supports it; passthrough options are merged into the body (e.g. `voice_settings.stability`).
  */
 export async function elevenlabsSpeech(request: SpeechRequest, call: CallContext): Promise<SpeechResult> {
-  const passthrough = request.passthrough ?? {};
+  const passthrough = optionsOf(request.passthrough);
   const settings = {
     ...(typeof passthrough.voice_settings === "object"
       ? (passthrough.voice_settings as Record<string, unknown>)

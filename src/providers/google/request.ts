@@ -1,4 +1,5 @@
 // OpenAI-shaped chat requests as a Gemini `generateContent` body: contents, system instruction, tools, config.
+import { optionsOf } from "../options";
 import type { ChatMessage, ChatRequest } from "../types";
 
 export interface GeminiPart {
@@ -45,6 +46,24 @@ const IMAGE_TYPES: Record<string, string> = {
   heic: "image/heic",
   heif: "image/heif",
 };
+
+/**
+ * Whether Gemini may read an image part as something other than an image: any URL it fetches without
+ * an image extension (a video link), or inline data of another type (data:video/mp4). Such media is
+ * billed by its length, which the gateway cannot see before the call.
+ */
+export function geminiUnboundedMedia(messages: ChatMessage[]): boolean {
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const p of m.content) {
+      if (p.type !== "image_url") continue;
+      const url = p.image_url.url;
+      if (url.startsWith("data:") ? !/^data:image\//i.test(url) : !mediaPart(url).fileData?.mimeType)
+        return true;
+    }
+  }
+  return false;
+}
 
 /**
  * A media URL: data URLs inline; other URLs (Files API URIs, public links) go as fileData for Google to
@@ -268,10 +287,10 @@ export function geminiBody(request: ChatRequest): Json {
   set("seed", request.seed);
   Object.assign(config, responseFormat(request.responseFormat));
   set("thinkingConfig", thinkingConfig(request));
-  const options = request.passthrough ?? {};
-  if (isRecord(options.generationConfig)) Object.assign(config, options.generationConfig);
-  if (Object.keys(config).length > 0) body.generationConfig = config;
+  // Provider options add generation settings under the gateway's own (see ../options.ts).
+  const options = optionsOf(request.passthrough);
+  const merged = isRecord(options.generationConfig) ? { ...options.generationConfig, ...config } : config;
+  if (Object.keys(merged).length > 0) body.generationConfig = merged;
   if (Array.isArray(options.safetySettings)) body.safetySettings = options.safetySettings;
-  if (typeof options.cachedContent === "string") body.cachedContent = options.cachedContent;
   return body;
 }

@@ -1,5 +1,7 @@
 // Long-running-operation video (Veo-style): `:predictLongRunning` starts an operation, polled until `done`.
+
 import { UpstreamError, upstreamErrorFromResponse } from "../errors";
+import { optionsOf } from "../options";
 import type { CallContext, VideoAdapter, VideoPollResult } from "../types";
 
 interface Operation {
@@ -39,7 +41,7 @@ export const lroVideos: VideoAdapter = {
       request.frameImages?.find((f) => f.frameType === "first_frame") ??
       request.references?.find((r) => r.type === "image");
     const last = request.frameImages?.find((f) => f.frameType === "last_frame");
-    const parameters: Record<string, unknown> = { ...request.passthrough };
+    const parameters: Record<string, unknown> = { ...optionsOf(request.passthrough) };
     if (request.aspectRatio) parameters.aspectRatio = request.aspectRatio;
     if (request.resolution) parameters.resolution = request.resolution;
     if (request.durationSeconds !== undefined) parameters.durationSeconds = request.durationSeconds;

@@ -1,5 +1,7 @@
 // OpenAI-style POST /chat/completions, always streamed: request mapping and the chunk stream read back.
+
 import { UpstreamError } from "../errors";
+import { optionsOf } from "../options";
 import { chatStream, END_OF_STREAM, mapSse, midStreamFailure, postForStream } from "../sse";
 import type {
   CallContext,
@@ -70,17 +72,13 @@ export function openAiChatBody(
   if (request.reasoning?.enabled !== false) set("reasoning_effort", request.reasoning?.effort);
   set("user", request.user);
   if (chatOptions.promptCacheKey) set("prompt_cache_key", request.promptCacheKey);
-  const passthrough = request.passthrough ?? {};
-  const streamOptions = passthrough.stream_options;
+  // Provider options add fields under the gateway's own (see ../options.ts).
   return {
+    ...optionsOf(request.passthrough),
     ...body,
-    ...passthrough,
     model: upstreamModel,
     stream: true,
-    stream_options: {
-      ...(typeof streamOptions === "object" && streamOptions !== null ? streamOptions : {}),
-      include_usage: true,
-    },
+    stream_options: { include_usage: true },
   };
 }
 

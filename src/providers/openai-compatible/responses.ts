@@ -1,6 +1,7 @@
 // OpenAI's POST /responses, always streamed: for a responses client on an upstream that serves the Responses
 // API, so its events can be passed through. The body is built from the chat normal form (the same request
 // every adapter gets: content filters, preset, per-endpoint bounds and fallbacks already applied).
+import { optionsOf } from "../options";
 import { chatStream, midStreamFailure, postForStream, rawChunks } from "../sse";
 import type { CallContext, ChatMessage, ChatRequest, ChatStream } from "../types";
 import type { OpenAiCompatibleOptions } from "./options";
@@ -175,7 +176,8 @@ export function openAiResponsesBody(request: ChatRequest, upstreamModel: string)
   }
   set("user", request.user);
   set("prompt_cache_key", request.promptCacheKey);
-  return { ...body, ...request.passthrough, model: upstreamModel, stream: true, store: false };
+  // Provider options add fields under the gateway's own (see ../options.ts).
+  return { ...optionsOf(request.passthrough), ...body, model: upstreamModel, stream: true, store: false };
 }
 
 export async function openAiResponses(

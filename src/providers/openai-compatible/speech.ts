@@ -1,12 +1,14 @@
 // OpenAI-compatible text-to-speech (POST /audio/speech): the upstream audio body is returned untouched.
+
 import { upstreamErrorFromResponse } from "../errors";
+import { optionsOf } from "../options";
 import type { CallContext, SpeechRequest, SpeechResult } from "../types";
 import type { OpenAiCompatibleOptions } from "./options";
 
 /**
  * Sends the OpenAI wire body. `speed` arrives only when the endpoint supports it; a cloning reference
  * goes out as OpenRouter-style `input_references` (OpenAI-compatible hosts that clone accept it);
- * passthrough options are merged last so they can set provider-only fields (e.g. `instructions`).
+ * passthrough options add provider-only fields (e.g. `instructions`) under the gateway's own (../options.ts).
  */
 export async function openAiSpeech(
   options: OpenAiCompatibleOptions,
@@ -14,7 +16,7 @@ export async function openAiSpeech(
   call: CallContext,
 ): Promise<SpeechResult> {
   const body: Record<string, unknown> = {
-    ...request.passthrough,
+    ...optionsOf(request.passthrough),
     model: call.endpoint.upstreamModel,
     input: request.input,
     voice: request.voice,

@@ -1,5 +1,7 @@
 // OpenAI-compatible video jobs (POST /videos, GET /videos/{id}, GET /videos/{id}/content).
+
 import { UpstreamError, upstreamErrorFromResponse } from "../errors";
+import { optionsOf } from "../options";
 import type { CallContext, UpstreamVideoStatus, VideoAdapter, VideoPollResult } from "../types";
 import type { OpenAiCompatibleOptions } from "./options";
 
@@ -44,7 +46,7 @@ export function openAiVideos(options: OpenAiCompatibleOptions): VideoAdapter {
   return {
     async submit(request, call) {
       const body: Record<string, unknown> = {
-        ...request.passthrough,
+        ...optionsOf(request.passthrough),
         model: call.endpoint.upstreamModel,
         prompt: request.prompt ?? "",
       };
