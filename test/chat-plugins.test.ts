@@ -2,7 +2,7 @@
 // plugins this gateway cannot run are refused rather than silently left out.
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { healedJson, middleOut } from "../src/inference/plugins";
+import { HEAL_MAX_CHARS, healedJson, middleOut } from "../src/inference/plugins";
 import { estimatePromptTokens } from "../src/inference/prompt-estimate";
 import type { ChatMessage } from "../src/providers/types";
 import textStream from "./fixtures/openai/chat-text.sse?raw";
@@ -182,5 +182,13 @@ describe("response healing", () => {
     expect(healedJson('{"a": [1, 2]}')).toBe('{"a": [1, 2]}');
     expect(JSON.parse(healedJson("{'a': 1, 'b': [1, 2"))).toEqual({ a: 1, b: [1, 2] });
     expect(healedJson("")).toBe("");
+  });
+
+  it("repairs answers up to HEAL_MAX_CHARS only (jsonrepair's time grows faster than the text)", () => {
+    // A cut-off answer just within the bound is repaired; one just past it is returned as it came.
+    const cutOff = (chars: number) => `{"items": ["${"x".repeat(chars - 13)}"`;
+    expect(cutOff(HEAL_MAX_CHARS)).toHaveLength(HEAL_MAX_CHARS);
+    expect(JSON.parse(healedJson(cutOff(HEAL_MAX_CHARS))).items[0]).toHaveLength(HEAL_MAX_CHARS - 13);
+    expect(healedJson(cutOff(HEAL_MAX_CHARS + 1))).toBe(cutOff(HEAL_MAX_CHARS + 1));
   });
 });
