@@ -3,6 +3,7 @@ import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb, tables } from "../src/db/client";
+import { pricedResolution } from "../src/schemas/videos";
 import type { VideoJob } from "../src/videos/job";
 import { createAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
@@ -69,6 +70,24 @@ describe("video job lifecycle", () => {
       requestId: "studio-submit-0001",
     });
     expect(generation!.generationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("prices a video asked for by pixel size at the resolution that size is", async () => {
+    expect(pricedResolution({ size: "1920x1080" })).toBe("1080p");
+    expect(pricedResolution({ size: "1080x1920" })).toBe("1080p");
+    expect(pricedResolution({ size: "1280x720" })).toBe("720p");
+    expect(pricedResolution({ size: "1000x1000" })).toBe("dearest");
+    expect(pricedResolution({ resolution: "480p" })).toBe("480p");
+    expect(pricedResolution({})).toBeNull();
+    // 4 s at 1080p's $0.10 a second: a probe had it billed at the default's $0.05.
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { resolution: _, ...unsized } = body;
+    const job = await submitOk(acct.apiKey, { ...unsized, size: "1920x1080" });
+    await step(job.id);
+    await step(job.id);
+    await step(job.id);
+    expect(await poll(acct.apiKey, job.id)).toMatchObject({ status: "completed", usage: { cost: 0.4 } });
+    expect(await usageUsd(acct.apiKey)).toBeCloseTo(0.4, 6);
   });
 
   it("streams a valid MP4 once completed, through the SDK", async () => {

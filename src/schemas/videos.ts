@@ -121,6 +121,20 @@ export function parseSize(size: string): { width: number; height: number } {
   return { width: Number(w), height: Number(h) };
 }
 
+/**
+ * The resolution a video is priced at: the one asked for, else the one its pixel size is (1920x1080 is
+ * 1080p), else "dearest" for a size that is none of them (priced at the dearest listed, never under),
+ * else null (the endpoint's default). A probe had `size: "1920x1080"` billed at the default's half price.
+ */
+export function pricedResolution(body: {
+  resolution?: Resolution;
+  size?: string;
+}): Resolution | "dearest" | null {
+  if (body.resolution) return body.resolution;
+  if (!body.size || !SIZE.test(body.size)) return null;
+  return RESOLUTIONS.find((r) => sizeConflict(body.size!, r) === null) ?? "dearest";
+}
+
 /** Why `size` contradicts `resolution`/`aspect_ratio`, or null when they agree (or are absent). */
 export function sizeConflict(size: string, resolution?: Resolution, aspect?: AspectRatio): string | null {
   const { width, height } = parseSize(size);

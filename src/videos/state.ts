@@ -83,11 +83,17 @@ export function pollDelayMs(polls: number, random: () => number = Math.random): 
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
-/** Micro-dollars per second at a resolution: its own price, else `default`, else the dearest listed (never under-reserve). */
+/**
+ * Micro-dollars per second at a resolution: its own price, else `default`, else the dearest listed (never
+ * under-reserve); "dearest" (a pixel size that is no named resolution) is the dearest listed.
+ */
 export function secondPrice(pricing: Pricing, resolution: string | null): number {
   const table = pricing.video_second ?? {};
+  const prices = Object.values(table);
+  const dearest = prices.length ? Math.max(...prices) : 0;
+  if (resolution === "dearest") return dearest;
   const own = resolution ? table[resolution] : undefined;
-  return own ?? table.default ?? (Object.values(table).length ? Math.max(...Object.values(table)) : 0);
+  return own ?? table.default ?? dearest;
 }
 
 export function videoCostMicros(pricing: Pricing, resolution: string | null, seconds: number): number {

@@ -13,7 +13,7 @@ import { sha256Hex } from "../lib/hash";
 import { errorText, log } from "../lib/log";
 import type { VideoSubmitRequest } from "../providers/types";
 import type { PlannedAttempt, RoutePlan } from "../routing/plan";
-import type { VideoJobWire, VideoRequest } from "../schemas/videos";
+import { pricedResolution, type VideoJobWire, type VideoRequest } from "../schemas/videos";
 import { newVideoJobId } from "./ids";
 import { billedSeconds, checkVideoModelRules, videoRequirements } from "./requirements";
 import { JOB_TTL_MS, type VideoJobState, videoCostMicros } from "./state";
@@ -125,7 +125,7 @@ export async function submitVideo(
       capability: "videos",
       route: { modality: "video", model: body.model, requirements: videoRequirements(body) },
       worstCaseMicros: (a, plan) =>
-        videoCostMicros(a.endpoint.pricing, body.resolution ?? null, secondsOf(plan)),
+        videoCostMicros(a.endpoint.pricing, pricedResolution(body), secondsOf(plan)),
       leaseMs: JOB_TTL_MS + 60 * 60 * 1000,
     },
   );
@@ -239,7 +239,7 @@ async function startJob(
       credential: a.credential,
     })),
     billedDurationSeconds: seconds,
-    resolution: body.resolution ?? null,
+    resolution: pricedResolution(body),
     current: null,
     polls: 0,
     pollErrors: 0,
