@@ -58,11 +58,14 @@ export class Folded {
   finish: ChatChoiceDelta["finish_reason"] = null;
   native: string | null = null;
   usage?: ChatUsage;
+  /** The prompt's tokens as the upstream counted them before its final usage (see ChatChunk.promptUsage). */
+  promptUsage?: ChatUsage;
   /** The upstream's id for its answer, as its first chunk that names one says. */
   upstreamId: string | null = null;
 
   add(chunk: ChatChunk): void {
     if (chunk.usage) this.usage = chunk.usage;
+    if (chunk.promptUsage) this.promptUsage = chunk.promptUsage;
     if (this.upstreamId === null && chunk.upstreamId) this.upstreamId = chunk.upstreamId;
     for (const choice of chunk.choices) {
       if (choice.index !== 0) continue;
@@ -104,15 +107,19 @@ export class Folded {
     return this.content.length + this.reasoning.length + this.refusal.length + this.tools.size > 0;
   }
 
-  /** The upstream's usage, or one counted from the text when it sent none (marked estimated). */
+  /**
+   * The upstream's usage, or, when it sent none (a stream cut short), one made of the prompt's tokens as
+   * the upstream counted them early if it did (cache reads and writes with them), else the estimate,
+   * and the output counted from its text (marked estimated).
+   */
   finalUsage(promptEstimate: number): { usage: ChatUsage; estimated: boolean } {
     if (this.usage) return { usage: this.usage, estimated: false };
     let chars = this.content.length + this.reasoning.length + this.refusal.length;
     for (const t of this.tools.values()) chars += t.name.length + t.arguments.length;
-    return {
-      usage: { promptTokens: promptEstimate, completionTokens: Math.ceil(chars / 4) },
-      estimated: true,
+    const { completionTokens: _, reasoningTokens: __, ...prompt } = this.promptUsage ?? {
+      promptTokens: promptEstimate,
     };
+    return { usage: { ...prompt, completionTokens: Math.ceil(chars / 4) }, estimated: true };
   }
 }
 

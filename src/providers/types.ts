@@ -253,6 +253,11 @@ export interface ChatChunk {
   choices: ChatChoiceDelta[];
   /** On the last chunk(s): the upstream's final usage. */
   usage?: ChatUsage;
+  /**
+   * The prompt's tokens as the upstream counted them before the answer ended (Anthropic's message_start),
+   * on one early chunk: what a stream cut before its final usage is billed for its prompt.
+   */
+  promptUsage?: ChatUsage;
   /** The upstream's model id when it reports one. */
   model?: string;
   /** The upstream's id for its answer (OpenAI's `chatcmpl-...`, Anthropic's `msg_...`), when it reports one. */

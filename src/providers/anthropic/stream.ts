@@ -104,6 +104,8 @@ export class AnthropicStreamReader {
   private tools = 0;
   private reasoningBlocks = 0;
   private started = false;
+  /** message_start's usage, not yet handed on with a chunk. */
+  private promptUsage: ChatUsage | undefined;
 
   constructor(private readonly provider: string) {}
 
@@ -120,6 +122,10 @@ export class AnthropicStreamReader {
     const out: ChatChunk = { choices: [choice] };
     if (this.model) out.model = this.model;
     if (this.upstreamId) out.upstreamId = this.upstreamId;
+    if (this.promptUsage) {
+      out.promptUsage = this.promptUsage;
+      this.promptUsage = undefined;
+    }
     return out;
   }
 
@@ -145,6 +151,7 @@ export class AnthropicStreamReader {
         if (typeof message.model === "string") this.model = message.model;
         if (typeof message.id === "string") this.upstreamId = message.id;
         this.usage.update(message.usage);
+        if (isObject(message.usage)) this.promptUsage = this.usage.usage();
         return undefined;
       }
       case "content_block_start":
