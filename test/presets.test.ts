@@ -287,6 +287,9 @@ describe("reading presets", () => {
     expect((await call(`/presets/${slug}/versions/2`, { key: acct.apiKey })).status).toBe(404);
     expect((await call(`/presets/${slug}/versions/zero`, { key: acct.apiKey })).status).toBe(400);
     expect((await call(`/presets/${slug}/versions/0`, { key: acct.apiKey })).status).toBe(400);
+    for (const odd of ["0x1", "1e0", "01", "1.0", "%201"]) {
+      expect((await call(`/presets/${slug}/versions/${odd}`, { key: acct.apiKey })).status, odd).toBe(400);
+    }
     expect((await call("/presets?limit=101", { key: acct.apiKey })).status).toBe(400);
   });
 

@@ -50,10 +50,11 @@ export const PresetSlugParamSchema = z.object({ slug: PresetSlugSchema });
 
 export const PresetVersionParamSchema = z.object({
   slug: PresetSlugSchema,
-  version: z.coerce
-    .number({ error: "version must be a positive integer" })
-    .int("version must be a positive integer")
-    .min(1, "version must be a positive integer")
+  // Decimal digits only: a coerced number also took "0x1", "1e0" and " 1" for version 1.
+  version: z
+    .string()
+    .regex(/^[1-9]\d{0,8}$/, "version must be a positive integer")
+    .transform(Number)
     .openapi({ param: { name: "version", in: "path" }, type: "integer" }),
 });
 
