@@ -1,6 +1,6 @@
 // Counting mode's Worker entry: src/index.ts as built, with its D1 and Durable Object bindings, its outbound
-// fetch and its execution context wrapped to count (and time) every D1 query, object call, upstream call and
-// waitUntil, each tagged with where it ran: on the request path (started and ended before the response was
+// fetch, its timers and its execution context wrapped to count (and time) every D1 query, object call, upstream
+// call, timer that fired and waitUntil, each tagged with where it ran: on the request path (started and ended before the response was
 // returned), in the background (ended after it, or read ahead by a cache), or inside the ledger / video
 // object. No src hook needed: the wrappers sit between the runtime and the code, as the bindings themselves
 // do (and one around the caches' read-ahead). Times are workerd's
@@ -190,6 +190,28 @@ globalThis.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
   const method = init?.method ?? (input instanceof Request ? input.method : "GET");
   return timed("upstream", undefined, `${method} ${url.pathname}`, () => outboundFetch(input, init));
 };
+
+// Timers that fire: each wakes the isolate (a callback run, its microtasks), as an I/O completion does.
+// Counted when the callback runs, placed by when that is; an interval counts each tick.
+const timerKinds = [
+  ["setTimeout", globalThis.setTimeout],
+  ["setInterval", globalThis.setInterval],
+] as const;
+for (const [name, original] of timerKinds) {
+  (globalThis as Record<string, unknown>)[name] = (
+    callback: (...args: unknown[]) => void,
+    ms?: number,
+    ...args: unknown[]
+  ) =>
+    original(
+      (...given: unknown[]) => {
+        record("timer", placeOf(), name, 0);
+        callback(...given);
+      },
+      ms,
+      ...args,
+    );
+}
 
 // Isolate caches read again ahead of their end (src/lib/refresh-ahead.ts) read in a request's waitUntil,
 // which nothing awaits; such a read often ends before the response (a stream's first byte), so placed by

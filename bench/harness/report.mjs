@@ -135,12 +135,12 @@ const fmt = (x) => (x == null ? "0" : String(x));
 
 export function countingTable(results) {
   const lines = [
-    "| scenario | requests | D1 queries: request path / background | DO calls: request path / background | waitUntil | ledger object's D1 | queue sends / consumer's D1 + DO calls | upstream calls | waits before / after the upstream call (ms) |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| scenario | requests | D1 queries: request path / background | DO calls: request path / background | waitUntil | timers fired: request path / background | ledger object's D1 | queue sends / consumer's D1 + DO calls | upstream calls | waits before / after the upstream call (ms) |",
+    "|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of results) {
     if (r.skipped) {
-      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | | | | | |`);
+      lines.push(`| ${r.title} | skipped: ${r.skipped} | | | | | | | | |`);
       continue;
     }
     const p = r.counts.per_request;
@@ -149,7 +149,8 @@ export function countingTable(results) {
     lines.push(
       `| ${r.title} | ${r.counts.requests} | ${fmt(p.d1_request_path)} / ${fmt(p.d1_background)} | ` +
         `${fmt(p.do_request_path)} / ${fmt(p.do_background)} | ` +
-        `${fmt((p.waitUntil_request_path ?? 0) + (p.waitUntil_background ?? 0))} | ${fmt(p.d1_ledger_object)} | ` +
+        `${fmt((p.waitUntil_request_path ?? 0) + (p.waitUntil_background ?? 0))} | ` +
+        `${fmt(p.timer_request_path)} / ${fmt(p.timer_background)} | ${fmt(p.d1_ledger_object)} | ` +
         `${fmt(Number(queueSends.toFixed(3)))} / ${fmt(p.d1_other_handler)} + ${fmt(p.do_other_handler)} | ` +
         `${r.counts.upstream_calls} | ${wait("request start -> upstream call")} / ${wait("upstream call -> response")} |`,
     );
