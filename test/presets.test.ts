@@ -210,6 +210,13 @@ describe("POST /presets/{slug}/responses rejects bad input and changes nothing",
     ["custom tool without name", { tools: [{ type: "custom" }] }],
     ["a preset as the model", { model: "@preset/other" }, "another preset"],
     ["a preset among the fallbacks", { models: ["a/b", "@preset/other"] }, "another preset"],
+    // D1 would store U+FFFD, so the preset read back would not be the one sent.
+    ["instructions with a lone surrogate", { instructions: "be \ud800 brief" }, "unpaired surrogate"],
+    [
+      "a tool description with a lone surrogate",
+      { tools: [{ type: "function", name: "f", description: "\udc00" }] },
+      "unpaired surrogate",
+    ],
   ];
 
   it.each(cases)("%s -> 400", async (_name, body, message) => {

@@ -21,7 +21,7 @@ import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
 import { chatPresetConfigOf, PresetChatRequestSchema } from "../schemas/chat-preset";
-import { jsonBoundsProblem, PASSTHROUGH_MAX_DEPTH } from "../schemas/common";
+import { hasLoneSurrogate, jsonBoundsProblem, PASSTHROUGH_MAX_DEPTH } from "../schemas/common";
 import { PresetMessagesRequestSchema } from "../schemas/messages";
 import {
   PresetPageQuerySchema,
@@ -173,6 +173,10 @@ async function createVersion(
   if (nested) throw badRequest(`A preset cannot name another preset ('${nested}') as a model`);
   const problem = jsonBoundsProblem(config, PRESET_CONFIG_BOUNDS);
   if (problem) throw badRequest(`Invalid request: the preset config ${problem}`);
+  // Stored text reads back as sent: D1 would keep a lone surrogate as U+FFFD (see storedText).
+  if (hasLoneSurrogate(config) || (systemPrompt != null && hasLoneSurrogate(systemPrompt))) {
+    throw badRequest("Invalid request: the preset must be valid Unicode text (it has an unpaired surrogate)");
+  }
   return createPresetVersion(getDb(c.env.DB), {
     accountId: account.id,
     workspaceId: key.workspaceId,

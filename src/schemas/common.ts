@@ -37,6 +37,23 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export const storedText = <T extends z.ZodString>(schema: T) =>
   schema.refine((s) => !LONE_SURROGATE.test(s), "must be valid Unicode text (it has an unpaired surrogate)");
 
+/** Whether any string in a JSON value (keys included) has a lone surrogate (see storedText). */
+export function hasLoneSurrogate(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === "string") {
+      if (LONE_SURROGATE.test(item)) return true;
+    } else if (item !== null && typeof item === "object") {
+      for (const [key, child] of Object.entries(item)) {
+        if (LONE_SURROGATE.test(key)) return true;
+        pending.push(child);
+      }
+    }
+  }
+  return false;
+}
+
 /** Bounds on caller JSON the gateway keeps or forwards without knowing its shape. */
 export interface JsonBounds {
   /** Containers (objects and arrays) nested inside one another, the outermost counting as 1. */
