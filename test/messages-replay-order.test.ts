@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import text from "./fixtures/anthropic/text.sse?raw";
 import { addByok, createAccount } from "./helpers/accounts";
 import { ANTHROPIC_MESSAGES, gatewayHarness, sse } from "./helpers/anthropic-gateway";
-import { json } from "./helpers/upstream";
+import { chatCompletionBody, json } from "./helpers/upstream";
 
 const { upstream, post } = gatewayHarness();
 
@@ -82,15 +82,7 @@ describe("replaying an assistant turn to Anthropic", () => {
     const acct = await createAccount({ creditsUsd: 5 });
     await addByok(acct, "openai", "sk-user-openai-key");
     const mock = upstream({
-      "POST api.openai.com/v1/chat/completions": () =>
-        json({
-          id: "c1",
-          object: "chat.completion",
-          created: 1,
-          model: "gpt-4.1-mini",
-          choices: [{ index: 0, message: { role: "assistant", content: "Done" }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 },
-        }),
+      "POST api.openai.com/v1/chat/completions": () => json(chatCompletionBody(9, "Done")),
     });
     const turn = [thinking(1), toolUse("toolu_a", "Paris"), thinking(2), toolUse("toolu_b", "Rome")];
     const { res, settled } = await post("/messages", acct.apiKey, body(turn, "openai/gpt-4.1-mini"));

@@ -8,7 +8,7 @@ import { optionsOf } from "../../src/providers/options";
 import type { ChatRequest } from "../../src/providers/types";
 import { addByok, createAccount, createKey } from "../helpers/accounts";
 import { call } from "../helpers/http";
-import { json, mockUpstream } from "../helpers/upstream";
+import { chatCompletionBody, json, mockUpstream } from "../helpers/upstream";
 
 let restore: (() => void) | undefined;
 afterEach(() => {
@@ -16,15 +16,7 @@ afterEach(() => {
   restore = undefined;
 });
 
-const chatAnswer = () =>
-  json({
-    id: "chatcmpl-1",
-    object: "chat.completion",
-    created: 1,
-    model: "gpt-4.1-mini",
-    choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
-    usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
-  });
+const chatAnswer = () => json(chatCompletionBody(5));
 
 const hi = [{ role: "user", content: "hi" }];
 

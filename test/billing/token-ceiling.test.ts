@@ -8,7 +8,7 @@ import { geminiUnboundedMedia } from "../../src/providers/google/request";
 import type { ChatMessage } from "../../src/providers/types";
 import { addByok, createAccount, createKey } from "../helpers/accounts";
 import { call } from "../helpers/http";
-import { json, mockUpstream } from "../helpers/upstream";
+import { chatCompletionBody, json, mockUpstream } from "../helpers/upstream";
 
 let restore: (() => void) | undefined;
 afterEach(() => restore?.());
@@ -72,14 +72,7 @@ describe("a capped key and a prompt that takes more tokens than characters", () 
   it("chat: parallel requests on a key capped at $0.03 never spend past it", async () => {
     await spendWithinCap({
       route: "/chat/completions",
-      answer: {
-        id: "chatcmpl-1",
-        object: "chat.completion",
-        created: 1,
-        model: "gpt-4.1-mini",
-        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
-        usage: { prompt_tokens: CJK_TOKENS, completion_tokens: 1, total_tokens: CJK_TOKENS + 1 },
-      },
+      answer: chatCompletionBody(CJK_TOKENS),
       // Room for two ceilings ($0.012 each at $0.40 per million); the old estimate reserved $0.0014.
       limitUsd: 0.03,
       count: 20,
@@ -129,14 +122,7 @@ describe("media given by URL, whose tokens the gateway cannot see before the cal
     // request in; the window ($0.42) lets two.
     await spendWithinCap({
       route: "/chat/completions",
-      answer: {
-        id: "chatcmpl-1",
-        object: "chat.completion",
-        created: 1,
-        model: "gpt-4.1-mini",
-        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 900_000, completion_tokens: 1, total_tokens: 900_001 },
-      },
+      answer: chatCompletionBody(900_000),
       limitUsd: 1,
       count: 5,
       body: {

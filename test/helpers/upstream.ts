@@ -33,3 +33,13 @@ export function mockUpstream(routes: Record<string, Responder>) {
 
 export const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+
+/** An OpenAI `chat.completion` answering `content` with the given usage (prompt tokens, one completion token). */
+export const chatCompletionBody = (promptTokens: number, content = "ok") => ({
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  created: 1,
+  model: "gpt-4.1-mini",
+  choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+  usage: { prompt_tokens: promptTokens, completion_tokens: 1, total_tokens: promptTokens + 1 },
+});
