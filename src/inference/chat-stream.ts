@@ -116,7 +116,11 @@ export class Folded {
     if (this.usage) return { usage: this.usage, estimated: false };
     let chars = this.content.length + this.reasoning.length + this.refusal.length;
     for (const t of this.tools.values()) chars += t.name.length + t.arguments.length;
-    const { completionTokens: _, reasoningTokens: __, ...prompt } = this.promptUsage ?? {
+    const {
+      completionTokens: _,
+      reasoningTokens: __,
+      ...prompt
+    } = this.promptUsage ?? {
       promptTokens: promptEstimate,
     };
     return { usage: { ...prompt, completionTokens: Math.ceil(chars / 4) }, estimated: true };
