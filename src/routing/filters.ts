@@ -97,6 +97,17 @@ export function preferenceRefusal(
   if (maxRequest != null && (endpoint.pricing.request ?? 0) / 1e6 > maxRequest) {
     return `provider '${provider}' costs more than provider.max_price.request`;
   }
+  const maxCompletion = usd(prefs.max_price?.completion);
+  if (maxCompletion != null && (endpoint.pricing.output_token ?? 0) > maxCompletion) {
+    return `provider '${provider}' costs more than provider.max_price.completion`;
+  }
+  // Images and audio in a prompt are billed as prompt tokens: their caps bound the input price.
+  for (const media of ["image", "audio"] as const) {
+    const max = usd(prefs.max_price?.[media]);
+    if (max != null && unitPrice(endpoint) > max) {
+      return `provider '${provider}' costs more than provider.max_price.${media}`;
+    }
+  }
   return null;
 }
 

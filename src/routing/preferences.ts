@@ -22,7 +22,11 @@ export const ProviderPreferencesSchema = z
         z.object({ by: ProviderSortSchema.nullish(), partition: z.enum(["model", "none"]).nullish() }),
       ])
       .nullish(),
-    /** USD: prompt per million input units (tokens or characters), request per request. */
+    /**
+     * USD: prompt per million input units (tokens or characters), completion per million output
+     * tokens, request per request; image and audio per million prompt tokens (media in a prompt are
+     * billed as prompt tokens).
+     */
     max_price: z
       .object({
         prompt: UsdString.optional(),

@@ -78,9 +78,9 @@ describe("candidates and fallback plan", () => {
 describe("provider preferences", () => {
   const catalog = [
     model("v/m", [
-      endpoint("p1", { pricing: { input_token: 0.3 } }),
+      endpoint("p1", { pricing: { input_token: 0.3, output_token: 1 } }),
       endpoint("p2", {
-        pricing: { input_token: 0.1 },
+        pricing: { input_token: 0.1, output_token: 3 },
         policies: { zdr: false, trains_on_data: true, publishes_prompts: false },
       }),
       endpoint("p3", { pricing: { input_token: 0.2 } }),
@@ -99,6 +99,13 @@ describe("provider preferences", () => {
     expect(plan({ data_collection: "deny" })).toEqual(["p1", "p3"]));
   it("max_price.prompt is USD per million units", () =>
     expect(plan({ max_price: { prompt: 0.2 } })).toEqual(["p2", "p3"]));
+  // They were accepted and ignored: a cap on the completion price served any completion price.
+  it("max_price.completion bounds the output price (an endpoint without one costs nothing there)", () =>
+    expect(plan({ max_price: { completion: 2 } })).toEqual(["p1", "p3"]));
+  it("max_price.image and .audio bound the prompt price media are billed at", () => {
+    expect(plan({ max_price: { image: 0.2 } })).toEqual(["p2", "p3"]);
+    expect(plan({ max_price: { audio: 0.1 } })).toEqual(["p2"]);
+  });
 
   it("nothing left -> 404 naming the preference", () => {
     const e = refusal(() => assertRoutable(planRoute(req({ provider: { only: ["zz"] } }), context(catalog))));
