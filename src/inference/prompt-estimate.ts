@@ -4,8 +4,15 @@ import type { ChatMessage } from "../providers/types";
 
 /** Tokens an image is estimated at, whatever its size: the largest images providers take cost 1.5k to 2.5k. */
 export const IMAGE_PROMPT_TOKENS = 2_500;
-/** Base64 characters of audio per estimated token (about 32 tokens a second of compressed audio, generously). */
+/** Base64 characters of audio per estimated token (about 32 tokens a second of 128 kbps audio). */
 const AUDIO_CHARS_PER_TOKEN = 500;
+/**
+ * Base64 characters of audio per token at most: Gemini bills 32 tokens a second whatever the bitrate,
+ * and speech is often sent at 6 to 16 kbps (1,000 base64 characters a second at 6 kbps, 31 a token), so
+ * the ceiling allows down to about 5 kbps. At 500 an hour of 8 kbps MP3 was reserved at a tenth of
+ * its 115,200 tokens (found by a hostile probe).
+ */
+const AUDIO_CEILING_CHARS_PER_TOKEN = 25;
 
 /**
  * Prompt tokens, estimated generously before the call: about 3 characters a token of the messages' JSON,
@@ -14,7 +21,7 @@ const AUDIO_CHARS_PER_TOKEN = 500;
  * upstream reports none. A file part (a PDF) stays at its characters: its pages decide its tokens.
  */
 export function estimatePromptTokens(messages: ChatMessage[]): number {
-  const { chars, mediaTokens } = promptText(messages, (text) => text.length);
+  const { chars, mediaTokens } = promptText(messages, (text) => text.length, AUDIO_CHARS_PER_TOKEN);
   return Math.ceil(chars / 3) + mediaTokens + 4 * messages.length;
 }
 
@@ -26,7 +33,7 @@ export function estimatePromptTokens(messages: ChatMessage[]): number {
  * cap with it (found by a hostile probe).
  */
 export function promptTokenCeiling(messages: ChatMessage[]): number {
-  const { chars, mediaTokens } = promptText(messages, utf8Bytes);
+  const { chars, mediaTokens } = promptText(messages, utf8Bytes, AUDIO_CEILING_CHARS_PER_TOKEN);
   return chars + mediaTokens + 4 * messages.length;
 }
 
@@ -46,7 +53,7 @@ export function utf8Bytes(text: string): number {
 }
 
 /** The messages' JSON measured by `size`, less their media's base64 (which is priced by kind). */
-function promptText(messages: ChatMessage[], size: (text: string) => number) {
+function promptText(messages: ChatMessage[], size: (text: string) => number, audioCharsPerToken: number) {
   let mediaChars = 0;
   let mediaTokens = 0;
   for (const m of messages) {
@@ -57,7 +64,7 @@ function promptText(messages: ChatMessage[], size: (text: string) => number) {
         mediaTokens += IMAGE_PROMPT_TOKENS;
       } else if (p.type === "input_audio") {
         mediaChars += p.input_audio.data.length;
-        mediaTokens += Math.ceil(p.input_audio.data.length / AUDIO_CHARS_PER_TOKEN);
+        mediaTokens += Math.ceil(p.input_audio.data.length / audioCharsPerToken);
       }
     }
   }

@@ -3,7 +3,12 @@
 // character in cl100k) let a capped key spend six times its cap (found by a hostile probe).
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { hasFileByUrl, promptTokenCeiling, utf8Bytes } from "../../src/inference/prompt-estimate";
+import {
+  estimatePromptTokens,
+  hasFileByUrl,
+  promptTokenCeiling,
+  utf8Bytes,
+} from "../../src/inference/prompt-estimate";
 import { geminiUnboundedMedia } from "../../src/providers/google/request";
 import type { ChatMessage } from "../../src/providers/types";
 import { addByok, createAccount, createKey } from "../helpers/accounts";
@@ -115,6 +120,21 @@ describe("media given by URL, whose tokens the gateway cannot see before the cal
     expect(geminiUnboundedMedia(image("data:video/mp4;base64,AAAA"))).toBe(true);
     expect(geminiUnboundedMedia(image("https://example.com/cat.png?w=800"))).toBe(false);
     expect(geminiUnboundedMedia(image("data:image/png;base64,iVBORw0KGgo="))).toBe(false);
+    // A file of inline video is billed by its length there too; a PDF by its pages (fewer than its bytes).
+    const file = (data: string) => user([{ type: "file", file: { file_data: data } }]);
+    expect(geminiUnboundedMedia(file("data:video/mp4;base64,AAAA"))).toBe(true);
+    expect(geminiUnboundedMedia(file("data:audio/mp3;base64,AAAA"))).toBe(true);
+    expect(geminiUnboundedMedia(file("data:application/pdf;base64,JVBERi0="))).toBe(false);
+  });
+
+  it("reserves audio at low bitrates' tokens: an hour of 8 kbps MP3 is 115,200 tokens on Gemini", () => {
+    const hour = "A".repeat(4_800_000);
+    const messages: ChatMessage[] = [
+      { role: "user", content: [{ type: "input_audio", input_audio: { data: hour, format: "mp3" } }] },
+    ];
+    expect(promptTokenCeiling(messages)).toBeGreaterThanOrEqual(115_200);
+    // What is billed when no usage comes stays the estimate of 128 kbps audio.
+    expect(estimatePromptTokens(messages)).toBeLessThan(10_000);
   });
 
   it("chat: a file by URL reserves the model's window, so parallel requests stay within a $1 cap", async () => {

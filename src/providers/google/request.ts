@@ -48,14 +48,16 @@ const IMAGE_TYPES: Record<string, string> = {
 };
 
 /**
- * Whether Gemini may read an image part as something other than an image: any URL it fetches without
- * an image extension (a video link), or inline data of another type (data:video/mp4). Such media is
- * billed by its length, which the gateway cannot see before the call.
+ * Whether Gemini may read an image part as something other than an image (any URL it fetches without
+ * an image extension, a video link; inline data of another type, data:video/mp4), or gets a file of
+ * inline video or audio. Such media is billed by its length, which the gateway cannot see before the call.
  */
 export function geminiUnboundedMedia(messages: ChatMessage[]): boolean {
   for (const m of messages) {
     if (!Array.isArray(m.content)) continue;
     for (const p of m.content) {
+      // A file of inline video or audio is billed by its length, as its image part would be.
+      if (p.type === "file" && /^data:(video|audio)\//i.test(p.file.file_data ?? "")) return true;
       if (p.type !== "image_url") continue;
       const url = p.image_url.url;
       if (url.startsWith("data:") ? !/^data:image\//i.test(url) : !mediaPart(url).fileData?.mimeType)
