@@ -140,6 +140,13 @@ describe("video job lifecycle", () => {
 
   it("cancels an unfinished job (idempotently), refusing to cancel a finished one", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
+    // Cancelled before any provider took it: released, nothing charged.
+    const early = await submitOk(acct.apiKey, body);
+    expect((await call(`/videos/${early.id}/cancel`, { key: acct.apiKey, method: "POST" })).status).toBe(200);
+    await step(early.id);
+    expect((await poll(acct.apiKey, early.id)).status).toBe("cancelled");
+    expect(await usageUsd(acct.apiKey)).toBe(0);
+
     const job = await submitOk(acct.apiKey, body);
     await step(job.id);
     const cancelled = await call(`/videos/${job.id}/cancel`, { key: acct.apiKey, method: "POST" });
@@ -147,10 +154,11 @@ describe("video job lifecycle", () => {
     expect(await cancelled.json()).toMatchObject({ id: job.id, status: "cancelled" });
     const again = await call(`/videos/${job.id}/cancel`, { key: acct.apiKey, method: "POST" });
     expect(again.status).toBe(200);
-    // Alarms after the cancel change nothing.
+    // Alarms after the cancel change nothing. The provider had taken the job: it makes and bills it
+    // (it is not told of the cancel), so it is charged as made, 4 s at $0.05, once.
     await step(job.id);
     expect((await poll(acct.apiKey, job.id)).status).toBe("cancelled");
-    expect(await usageUsd(acct.apiKey)).toBe(0);
+    expect(await usageUsd(acct.apiKey)).toBeCloseTo(0.2, 6);
 
     const other = await submitOk(acct.apiKey, { ...body, duration: 2 });
     await driveUntil(acct.apiKey, other.id, "completed");

@@ -221,7 +221,11 @@ export class VideoJob extends DurableObject<Bindings> {
     s.status = status;
     s.error = status === "completed" ? null : (detail.error ?? null);
     s.billedDurationSeconds = detail.durationSeconds ?? s.billedDurationSeconds;
-    s.costMicros = status === "completed" ? null : 0;
+    // A job cancelled once a provider took it is charged as made: the provider is not told (adapters
+    // have no cancel), makes it and bills it. Released, a capped key could have a provider make any
+    // number of videos by submitting and cancelling (found by a hostile probe).
+    const charged = status === "completed" || (status === "cancelled" && s.current !== null);
+    s.costMicros = charged ? null : 0;
     s.nextPollAt = null;
     s.finalized = false;
     await this.save(s);
