@@ -515,7 +515,15 @@ describe("streaming hygiene", () => {
 describe("money", () => {
   it("200 concurrent streamed chats on a capped key admit exactly floor(C/R); spend reconciles", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    const body = { model: "sandbox/chat-echo", messages: hi, max_tokens: 16, stream: true };
+    // Paced, so every stream is still open when the last request is admitted: a stream that ended and
+    // settled below its reservation would rightly make room for an eleventh.
+    const body = {
+      model: "sandbox/chat-echo",
+      messages: hi,
+      max_tokens: 16,
+      stream: true,
+      provider: { options: { sandbox: { pace_ms: 25 } } },
+    };
     // R: the worst case admission reserves for this body on the model's endpoint.
     const model = findModel(await getCatalog(env.DB), "sandbox/chat-echo")!;
     const endpoint = model.endpoints[0]!;

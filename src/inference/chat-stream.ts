@@ -62,6 +62,8 @@ export class Folded {
   promptUsage?: ChatUsage;
   /** The upstream's id for its answer, as its first chunk that names one says. */
   upstreamId: string | null = null;
+  /** Choice 0's token log probabilities, when the upstream sent any: each list joined across chunks. */
+  logprobs: { content: unknown[] | null; refusal?: unknown[] | null } | null = null;
 
   add(chunk: ChatChunk): void {
     if (chunk.usage) this.usage = chunk.usage;
@@ -77,6 +79,21 @@ export class Folded {
       if (d.tool_calls) for (const call of d.tool_calls) this.addTool(call);
       if (choice.finish_reason) this.finish = choice.finish_reason;
       if (choice.native_finish_reason) this.native = choice.native_finish_reason;
+      if (choice.logprobs != null) this.addLogprobs(choice.logprobs);
+    }
+  }
+
+  /** OpenAI's `{content, refusal}` lists of one chunk, appended to those of the chunks before. */
+  private addLogprobs(given: unknown): void {
+    if (typeof given !== "object" || given === null) return;
+    const lists = given as { content?: unknown; refusal?: unknown };
+    this.logprobs ??= { content: null };
+    for (const field of ["content", "refusal"] as const) {
+      const more = lists[field];
+      if (!Array.isArray(more)) continue;
+      const into = this.logprobs[field] ?? [];
+      for (const item of more) into.push(item);
+      this.logprobs[field] = into;
     }
   }
 
@@ -566,6 +583,8 @@ export function chatCompletionBody(folded: Folded, usage: ChatUsage, meta: ChatM
         index: 0,
         finish_reason: folded.finish ?? "stop",
         native_finish_reason: folded.native,
+        // As OpenAI answers: null when the upstream sent none (or none were asked for).
+        logprobs: folded.logprobs,
         message: {
           role: "assistant",
           content: folded.content || (tools.length ? null : ""),
