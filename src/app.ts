@@ -14,7 +14,7 @@ import { abuseProtection } from "./middleware/abuse";
 import { requireAuth } from "./middleware/auth";
 import { bodyValidationFailure, jsonBody } from "./middleware/body";
 import { enforceRegion } from "./middleware/region";
-import { requestId } from "./middleware/request-id";
+import { requestId, setHeader } from "./middleware/request-id";
 import { activityRoutes } from "./routes/activity";
 import { byokRoutes } from "./routes/byok";
 import { chatRoutes } from "./routes/chat";
@@ -64,6 +64,13 @@ const app = new OpenAPIHono<AppEnv>();
 const routes = new RouteTable(() => app.routes);
 
 app.use("*", requestId);
+// Anthropic's SDK reads the request id from `request-id` (`_request_id`, `APIError.requestID`).
+for (const path of [MESSAGES_PATH, COUNT_TOKENS_PATH]) {
+  app.use(`${API_PREFIX}${path}`, async (c, next) => {
+    await next();
+    setHeader(c, "request-id", c.get("requestId"));
+  });
+}
 
 /** A browser's CORS preflight: OPTIONS with an Origin, answered by `browsers` below. */
 const isPreflight = (req: { method: string; header(name: string): string | undefined }) =>

@@ -68,6 +68,10 @@ describe("POST /messages with @anthropic-ai/sdk", () => {
       .create({ model: "sandbox/chat-echo", max_tokens: 256, messages: hi })
       .withResponse();
     expect(response.headers.get("x-generation-id")).toBe(message.id);
+    // The SDK's request id (from `request-id`) is the gateway's X-Request-Id.
+    const requestId = (message as { _request_id?: string | null })._request_id;
+    expect(requestId).toBe(response.headers.get("x-request-id"));
+    expect(requestId).toBeTruthy();
     expect(message.type).toBe("message");
     expect(message.role).toBe("assistant");
     expect(message.model).toBe("sandbox/chat-echo");
@@ -204,9 +208,12 @@ describe("errors in Anthropic's envelope", () => {
     expect(body.error.type).toBe("invalid_request_error");
     expect(body.error.message).toContain("max_tokens");
     const { client } = anthropic({ apiKey: acct.apiKey });
-    await expect(
-      client.messages.create({ model: "sandbox/chat-echo", max_tokens: 64, messages: [] }),
-    ).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    const refused = client.messages.create({ model: "sandbox/chat-echo", max_tokens: 64, messages: [] });
+    await expect(refused).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    // An error names the request too, as Anthropic's do.
+    expect(
+      ((await refused.catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>).requestID,
+    ).toMatch(/\S{8,}/);
   });
 
   it("401 for an unknown key: AuthenticationError", async () => {

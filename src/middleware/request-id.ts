@@ -30,7 +30,8 @@ export const requestId = createMiddleware<AppEnv>(async (c, next) => {
   else write();
 });
 
-function setHeader(c: Context<AppEnv>, name: string, value: string) {
+/** Sets a header on the response, copying it once when its headers are immutable (a fetched Response). */
+export function setHeader(c: Context<AppEnv>, name: string, value: string) {
   try {
     c.res.headers.set(name, value);
   } catch {
