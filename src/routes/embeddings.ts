@@ -65,15 +65,21 @@ function withFilteredTexts(input: EmbeddingsInput, filter: (texts: string[]) => 
 }
 
 /**
+ * Tokens a media part is reserved at: image embeddings are billed by size (Cohere's embed v4 counts
+ * about 1,600 tokens at 512x512 and some 15,000 for a full-size image), so 1,000 was not a bound.
+ */
+export const MEDIA_PART_TOKENS = 16_384;
+
+/**
  * Upper bound of billable tokens: a token per UTF-8 byte of text (a character of rare CJK is 2 to 2.5
- * tokens, so a token per character was not one), the token arrays, 1000 per media part.
+ * tokens, so a token per character was not one), the token arrays, MEDIA_PART_TOKENS per media part.
  */
 function worstCaseTokens(input: EmbeddingsInput): number {
   if (input.kind === "text") return input.texts.reduce((n, t) => n + Math.max(1, utf8Bytes(t)), 0);
   if (input.kind === "tokens") return input.tokens.reduce((n, t) => n + t.length, 0);
   return input.items
     .flat()
-    .reduce((n, p) => n + (p.type === "text" ? Math.max(1, utf8Bytes(p.text)) : 1000), 0);
+    .reduce((n, p) => n + (p.type === "text" ? Math.max(1, utf8Bytes(p.text)) : MEDIA_PART_TOKENS), 0);
 }
 
 function requirementsFor(body: EmbeddingsRequestBody, input: EmbeddingsInput): Requirement[] {

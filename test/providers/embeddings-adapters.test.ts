@@ -1,6 +1,7 @@
 // Embeddings adapters against recorded payloads: request mapping, answer parsing, error mapping.
 import { describe, expect, it } from "vitest";
 import { cohereAdapter } from "../../src/providers/cohere";
+import { COHERE_TOKENS_PER_IMAGE } from "../../src/providers/cohere/embeddings";
 import { UpstreamError } from "../../src/providers/errors";
 import { openAiCompatibleAdapter } from "../../src/providers/openai-compatible";
 import { sandboxAdapter } from "../../src/providers/sandbox";
@@ -96,6 +97,17 @@ describe("cohere-style embeddings", () => {
       output_dimension: 8,
     });
     expect(out).toEqual({ vectors: cohereOk.embeddings.float, promptTokens: 4 });
+  });
+
+  it("bills image embeddings: image tokens, or images by count where only those are given", async () => {
+    const answer = (billed_units: Record<string, number>) => json({ ...cohereOk, meta: { billed_units } });
+    const image = { type: "image_url" as const, image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } };
+    const request = { input: { kind: "multimodal" as const, items: [[image], [image]] } };
+    const billed = async (units: Record<string, number>) =>
+      (await cohereAdapter.embeddings!(request, ctx(answer(units), []))).promptTokens;
+    // Text tokens alone billed these at nothing.
+    expect(await billed({ images: 2 })).toBe(2 * COHERE_TOKENS_PER_IMAGE);
+    expect(await billed({ input_tokens: 3, image_tokens: 3_200 })).toBe(3_203);
   });
 
   it("maps 429 with Retry-After", async () => {

@@ -22,11 +22,31 @@ const AnswerSchema = z.object({
   meta: z
     .object({
       billed_units: z
-        .object({ input_tokens: z.number().optional(), images: z.number().optional() })
+        .object({
+          input_tokens: z.number().optional(),
+          image_tokens: z.number().optional(),
+          images: z.number().optional(),
+        })
         .optional(),
     })
     .optional(),
 });
+
+/**
+ * Tokens per image when Cohere reports images by count only (embed v3 billed $0.0001 an image: 1,000
+ * tokens at its $0.10 per million).
+ */
+export const COHERE_TOKENS_PER_IMAGE = 1_000;
+
+/**
+ * The prompt tokens a Cohere answer bills: its text tokens and its image tokens, or its images by
+ * count where it gives no image tokens. Text tokens alone billed image embeddings at nothing (found by
+ * a hostile probe: 96 images, cost 0).
+ */
+function billedTokens(units: { input_tokens?: number; image_tokens?: number; images?: number } | undefined) {
+  const images = units?.image_tokens ?? (units?.images ?? 0) * COHERE_TOKENS_PER_IMAGE;
+  return Math.round((units?.input_tokens ?? 0) + images);
+}
 
 function cohereContent(part: EmbeddingsContentPart): Record<string, unknown> {
   if (part.type === "text") return { type: "text", text: part.text };
@@ -81,6 +101,6 @@ export async function cohereEmbeddings(req: EmbeddingsRequest, call: CallContext
   }
   return {
     vectors: parsed.data.embeddings.float,
-    promptTokens: Math.round(parsed.data.meta?.billed_units?.input_tokens ?? 0),
+    promptTokens: billedTokens(parsed.data.meta?.billed_units),
   };
 }
