@@ -204,6 +204,8 @@ describe("POST /audio/speech", () => {
     ],
     ["trace with non-string trace_id", { ...base, trace: { trace_id: 5 } }],
     ["voice not offered by the model", { ...base, voice: "not-a-voice" }],
+    // The openai SDK's SSE speech events: answered as raw audio, the client would misread them.
+    ["stream_format sse", { ...base, stream_format: "sse" }],
   ];
   for (const [name, body] of invalid) {
     it(`rejects ${name} with 400`, async () => {

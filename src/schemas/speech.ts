@@ -57,6 +57,13 @@ export const SpeechRequestSchema = z
     voice: z.string().min(1, "voice must be at least 1 character").max(256),
     response_format: z.enum(SPEECH_FORMATS).default("mp3"),
     speed: z.number().min(0.25).max(4).optional(),
+    // The openai SDK's stream_format: the audio is always streamed as raw bytes, so asking for SSE
+    // events is refused rather than answered in another shape than the client parses.
+    stream_format: z
+      .enum(["audio"], {
+        error: "stream_format must be 'audio': speech is streamed as raw audio bytes, not SSE",
+      })
+      .optional(),
     input_references: SpeechReferencesSchema.optional(),
     provider: ProviderPassthroughSchema.optional(),
     trace: TraceSchema.optional(),
