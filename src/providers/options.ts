@@ -57,13 +57,22 @@ export const GATEWAY_OWNED_OPTIONS: ReadonlySet<string> = new Set([
   "generateAudio",
   "generate_audio",
   "text",
+  // Prompts the content filters would not read, and dearer modes (Anthropic's fast mode and regional
+  // inference are priced above the catalog's price).
+  "negativePrompt",
+  "negative_prompt",
+  "speed",
+  "inference_geo",
 ]);
 
-/** Fields of a nested object that are owned the same way (Gemini's output limit and candidate count). */
-const OWNED_NESTED: Readonly<Record<string, readonly string[]>> = {
-  generationConfig: ["maxOutputTokens", "candidateCount"],
-  generation_config: ["max_output_tokens", "candidate_count"],
-};
+/**
+ * Fields of a nested object that are owned the same way (Gemini's output limit and candidate count). A
+ * Map: caller keys such as `constructor` must not find Object.prototype's members.
+ */
+const OWNED_NESTED: ReadonlyMap<string, readonly string[]> = new Map([
+  ["generationConfig", ["maxOutputTokens", "candidateCount"]],
+  ["generation_config", ["max_output_tokens", "candidate_count"]],
+]);
 
 /**
  * Service tiers no dearer than the catalog's price (OpenAI's "default" and "flex", Anthropic's
@@ -82,8 +91,11 @@ export function ownedOptionPaths(options: Record<string, unknown>): string[] {
     if (key === "text" && typeof value === "object" && value !== null && !Array.isArray(value)) continue;
     if (GATEWAY_OWNED_OPTIONS.has(key)) out.push(key);
     else if (key === "service_tier" && !CHEAP_SERVICE_TIERS.has(value)) out.push(key);
-    else if (OWNED_NESTED[key] && typeof value === "object" && value !== null) {
-      for (const inner of OWNED_NESTED[key]!) if (inner in value) out.push(`${key}.${inner}`);
+    else {
+      const nested = OWNED_NESTED.get(key);
+      if (nested && typeof value === "object" && value !== null) {
+        for (const inner of nested) if (Object.hasOwn(value, inner)) out.push(`${key}.${inner}`);
+      }
     }
   }
   return out;

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { anthropicBody } from "../../src/providers/anthropic/request";
 import { geminiBody } from "../../src/providers/google/request";
-import { optionsOf } from "../../src/providers/options";
+import { optionsOf, ownedOptionPaths } from "../../src/providers/options";
 import type { ChatRequest } from "../../src/providers/types";
 import { addByok, createAccount, createKey } from "../helpers/accounts";
 import { call } from "../helpers/http";
@@ -179,6 +179,14 @@ describe("provider options the gateway owns", () => {
     expect(sent).toMatchObject({ service_tier: "flex", prediction_extra: { a: 1 } });
     expect(sent.max_completion_tokens ?? sent.max_tokens).toBe(3);
     expect(sent.messages).toEqual([{ role: "user", content: "hi" }]);
+  });
+
+  it("reads caller keys as keys only: `constructor` or `toString` is no owned nested object", () => {
+    // `constructor: []` found Object.prototype.constructor and answered 500 (found by the fuzz suite).
+    const odd = JSON.parse('{"constructor": [], "toString": {"x": 1}, "__proto__": {"maxOutputTokens": 1}}');
+    expect(ownedOptionPaths(odd)).toEqual([]);
+    expect(optionsOf(odd)).toBe(odd);
+    expect(ownedOptionPaths({ generationConfig: Object.create({ maxOutputTokens: 9 }) })).toEqual([]);
   });
 
   it("accepts the Responses API's text settings (only a text string is the input)", async () => {
