@@ -356,6 +356,8 @@ describe("anthropic chat: the stream", () => {
       model: "claude-sonnet-4-5-20250929",
       // message_start's id: the record's upstream_id.
       upstreamId: "msg_01XFDUDYJgAACzvnptvVoYEL",
+      // message_start's prompt count: what a stream cut before its usage bills for its prompt.
+      promptUsage: { promptTokens: 21, completionTokens: 0 },
     });
     // Each chunk carries the upstream events it was read from, in order, every event exactly once (the
     // first holds those before it; after it, an event with nothing to translate comes as a chunk of its own).

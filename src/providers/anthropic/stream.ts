@@ -151,7 +151,7 @@ export class AnthropicStreamReader {
         if (typeof message.model === "string") this.model = message.model;
         if (typeof message.id === "string") this.upstreamId = message.id;
         this.usage.update(message.usage);
-        if (isObject(message.usage)) this.promptUsage = this.usage.usage();
+        if (isObject(message.usage)) this.promptUsage = { ...this.usage.usage(), completionTokens: 0 };
         return undefined;
       }
       case "content_block_start":
