@@ -32,24 +32,15 @@ const MAX_SEND_BYTES = 200 * 1024;
  * larger than this goes straight to D1.
  */
 const MAX_MESSAGE_BYTES = 100 * 1024;
+const MAX_POLL_MS = 16;
 
 /** Where this isolate's records go: the queue, or D1 when there is none (see `sinkOf`). */
 type Sink = { queue: Queue<RecordsMessage>; d1: D1Database } | { queue?: undefined; d1: D1Database };
 
-/** A record waiting in this isolate for its send, with where it goes and what follows its hand-over. */
-interface Waiting {
-  /** The binding that carries it (records share a send only with records bound the same way). */
-  via: object;
-  sink: Sink;
-  record: GenerationRecord;
-  bytes: number;
-  /** Run once the record was handed over (its settlement), by whichever request sent it. */
-  then: () => Promise<void>;
-}
-
-const pending: Waiting[] = [];
-/** The bindings some request's waitUntil has promised to send for: it waits out the window, then sends. */
-const flushing = new Set<object>();
+/** Records waiting in this isolate, with where each goes (keyed by the binding that carries it). */
+const pending: Array<{ via: object; sink: Sink; record: GenerationRecord; bytes: number }> = [];
+/** What became of a record sent by another request's call, until its own request reads it. */
+const written = new Map<string, "ok" | "failed">();
 
 /**
  * The queue when bound, unless GENERATION_RECORDS is "d1" (the tests, which read a record as soon
@@ -62,83 +53,69 @@ function sinkOf(env: Bindings): Sink {
 }
 
 /**
- * Hands the record over, sharing one call (a sendBatch, or a D1 batch without a queue) with the other
- * records of this isolate made within RECORD_COALESCE_MS (per sink), then runs `then`. The request that
- * finds no send promised for its sink promises one: its waitUntil waits out the window and sends every
- * record waiting by then, each one's `then` after it. The others return at once, leaving theirs to it
- * (no timer of their own: a timer per record, to wait out the window and then poll for the send's
- * outcome, woke the isolate at least once a request). A
- * record whose send failed is written straight to D1 (idempotent by id, so a send that did land is no
- * harm), and one that still fails is logged with its generation id (never the body or a credential).
- * Work for another request's record uses only plain data and the bindings, never that request's I/O.
+ * Sends the record, sharing one call (a sendBatch, or a D1 batch without a queue) with the other
+ * records of this isolate made within RECORD_COALESCE_MS (per sink): whichever request finds records waiting
+ * sends them all; the others see their outcome in plain data, polling with their own timers
+ * (workerd forbids awaiting another request's promise). A record whose call failed is written
+ * straight to D1 by its own request (idempotent by id, so a send that did land is no harm), and a
+ * record that still fails is logged with its generation id (never the body or a credential).
  */
-export async function writeRecord(
-  sink: Sink,
-  record: GenerationRecord,
-  then: () => Promise<void> = async () => {},
-): Promise<void> {
+export async function writeRecord(sink: Sink, record: GenerationRecord): Promise<void> {
   const via = sink.queue ?? sink.d1;
   const bytes = sink.queue ? JSON.stringify(record).length : 0;
   if (bytes > MAX_MESSAGE_BYTES) {
     await writeOne(sink.d1, record, "generation record write failed");
-    await then();
     return;
   }
-  pending.push({ via, sink, record, bytes, then });
-  if (flushing.has(via)) return;
-  flushing.add(via);
+  pending.push({ via, sink, record, bytes });
   await new Promise((resolve) => setTimeout(resolve, RECORD_COALESCE_MS[sink.queue ? "queue" : "d1"]));
-  // Records made from here on promise a send of their own: this one takes what is waiting now.
-  flushing.delete(via);
-  const mine: Waiting[] = [];
-  for (let i = 0; i < pending.length; ) {
-    if (pending[i]!.via === via) mine.push(...pending.splice(i, 1));
-    else i++;
-  }
-  for (let at = 0; at < mine.length; ) {
-    const batch = nextBatch(mine, at);
-    at += batch.length;
-    await sendBatch(batch);
+  for (let poll = 1; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
+    const outcome = written.get(record.id);
+    if (outcome) {
+      written.delete(record.id);
+      if (outcome === "failed") await writeOne(sink.d1, record, "generation record write failed");
+      return;
+    }
+    if (pending.some((p) => p.record === record)) await sendBatch(via);
+    else await new Promise((resolve) => setTimeout(resolve, poll));
   }
 }
 
-/** The records from `at` on that fit one send: at most MAX_RECORDS, and MAX_SEND_BYTES unless just one. */
-function nextBatch(records: Waiting[], at: number): Waiting[] {
+/** Sends up to MAX_RECORDS waiting records bound for `via` in one call, and notes each one's outcome. */
+async function sendBatch(via: object): Promise<void> {
+  const mine: GenerationRecord[] = [];
+  const sizes: number[] = [];
+  let sink: Sink | undefined;
   let bytes = 0;
-  let end = at;
-  while (end < records.length && end - at < MAX_RECORDS) {
-    const size = records[end]!.bytes;
-    if (end > at && bytes + size > MAX_SEND_BYTES) break;
-    bytes += size;
-    end++;
+  for (let i = 0; i < pending.length && mine.length < MAX_RECORDS; ) {
+    const p = pending[i]!;
+    if (p.via !== via || (mine.length > 0 && bytes + p.bytes > MAX_SEND_BYTES)) {
+      i++;
+      continue;
+    }
+    pending.splice(i, 1);
+    mine.push(p.record);
+    sizes.push(p.bytes);
+    sink = p.sink;
+    bytes += p.bytes;
   }
-  return records.slice(at, end);
-}
-
-/** Sends one batch in one call (D1 for each record when the queue refuses it), then runs each one's `then`. */
-async function sendBatch(batch: Waiting[]): Promise<void> {
-  const sink = batch[0]!.sink;
-  const records = batch.map((w) => w.record);
+  if (!sink) return;
+  let outcome: "ok" | "failed" = "ok";
   try {
-    if (sink.queue) {
-      await sink.queue.sendBatch(
-        packed(
-          records,
-          batch.map((w) => w.bytes),
-        ).map((body) => ({ body, contentType: "json" })),
-      );
-    } else await sink.d1.batch(insertRecords(sink.d1, records));
+    if (sink.queue)
+      await sink.queue.sendBatch(packed(mine, sizes).map((body) => ({ body, contentType: "json" })));
+    else await sink.d1.batch(insertRecords(sink.d1, mine));
   } catch (err) {
+    outcome = "failed";
     if (sink.queue) {
       log("error", {
         message: "generation records: queue send failed; writing them to D1",
-        generation_ids: records.map((r) => r.id),
+        generation_ids: mine.map((r) => r.id),
         error: errorText(err),
       });
     }
-    await Promise.all(records.map((r) => writeOne(sink.d1, r, "generation record write failed")));
   }
-  await Promise.all(batch.map((w) => w.then()));
+  for (const r of mine) written.set(r.id, outcome);
 }
 
 /**
@@ -176,10 +153,9 @@ export async function finishGeneration(
   reservation: Reservation,
   record: GenerationRecord,
 ): Promise<void> {
-  await writeRecord(sinkOf(env), { ...record, blockId: reservation.blockId ?? null }, () =>
-    settleInBackground(env, reservation, {
-      actualMicros: record.costMicros ?? 0,
-      isByok: record.isByok ?? false,
-    }),
-  );
+  await writeRecord(sinkOf(env), { ...record, blockId: reservation.blockId ?? null });
+  await settleInBackground(env, reservation, {
+    actualMicros: record.costMicros ?? 0,
+    isByok: record.isByok ?? false,
+  });
 }
