@@ -267,6 +267,19 @@ describe("POST /chat/completions under a preset", () => {
     expect(upstream.messages[0]).toEqual({ role: "system", content: "Be brief." });
   });
 
+  it("a preset made from a chat body lends its max_tokens to responses: the response object says so", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = slugOf();
+    await chatPreset(acct.managementKey, slug, { model: "sandbox/chat-echo", maxTokens: 3 });
+    const answer = (await sdk(acct.apiKey).responses.send({
+      responsesRequest: { model: `@preset/${slug}`, input: "one two three four five six seven" },
+    })) as unknown as { maxOutputTokens: number | null; status: string; usage: { outputTokens: number } };
+    expect(answer.maxOutputTokens).toBe(3);
+    // The limit reached the upstream: the echo stopped at 3 tokens, incomplete.
+    expect(answer.usage.outputTokens).toBe(3);
+    expect(answer.status).toBe("incomplete");
+  });
+
   it("a stored field chat cannot take is a 400 naming the preset, not dropped", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const slug = slugOf();

@@ -144,8 +144,8 @@ export interface ResponsesUnderPreset extends UnderPreset<ResponsesRequest> {
  * A responses request under the preset it names (`preset: "<slug>"` or `model: "@preset/<slug>"`), with
  * the same shallow merge as chat, the request winning field by field (an explicit null included). The
  * preset's system prompt becomes `instructions` when the request sends none. A preset made from a chat
- * body stores chat names: those the responses shape cannot take but chat can (its `stop`, `seed`,
- * `max_tokens`, chat-style `tools`, ...) are handed back to fill the translated chat request; a value
+ * body stores chat names: its `max_tokens` is the responses `max_output_tokens`; those the responses
+ * shape cannot take but chat can (its `stop`, `seed`, chat-style `tools`, ...) are handed back to fill the translated chat request; a value
  * neither shape takes is a 400 naming the preset.
  */
 export async function applyResponsesPreset(
@@ -158,7 +158,10 @@ export async function applyResponsesPreset(
   const { preset, slug } = named;
   const merged: Record<string, unknown> = { ...body, preset: undefined, model: named.model };
   const chatDefaults: Record<string, unknown> = {};
-  for (const [field, value] of Object.entries(preset.config as Record<string, unknown>)) {
+  // A chat-made preset's output limit is the responses limit too, so the response object echoes it.
+  const stored: Record<string, unknown> = { ...preset.config };
+  stored.max_output_tokens ??= stored.max_completion_tokens ?? stored.max_tokens;
+  for (const [field, value] of Object.entries(stored)) {
     if (value === undefined) continue;
     if (isResponsesField(field)) {
       if (merged[field] !== undefined) continue;
