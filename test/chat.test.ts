@@ -147,6 +147,48 @@ describe("POST /chat/completions with the openai client", () => {
   });
 });
 
+it("response_format: the sandbox answers JSON that fits the schema, streamed byte for byte", async () => {
+  const acct = await createAccount({ creditsUsd: 5 });
+  const { client } = openai(acct.apiKey);
+  const schema = {
+    type: "object",
+    properties: {
+      city: { type: "string" },
+      days: { type: "integer", minimum: 3 },
+      when: { type: "string", format: "date" },
+      tags: { type: "array", items: { type: "string", enum: ["sunny", "rainy"] }, minItems: 2 },
+    },
+    required: ["city", "days", "when", "tags"],
+  };
+  const response_format = {
+    type: "json_schema" as const,
+    json_schema: { name: "forecast", schema, strict: true },
+  };
+  const res = await client.chat.completions.create({
+    model: "sandbox/chat-echo",
+    messages: hi,
+    response_format,
+  });
+  const answer = JSON.parse(res.choices[0]!.message.content!) as Record<string, unknown>;
+  expect(answer).toEqual({ city: "sandbox-city", days: 4, when: "2026-01-01", tags: ["sunny", "sunny"] });
+  const stream = await client.chat.completions.create({
+    model: "sandbox/chat-echo",
+    messages: hi,
+    response_format,
+    stream: true,
+  });
+  let text = "";
+  for await (const chunk of stream) for (const c of chunk.choices) text += c.delta.content ?? "";
+  expect(text).toBe(res.choices[0]!.message.content);
+
+  const object = await client.chat.completions.create({
+    model: "sandbox/chat-echo",
+    messages: hi,
+    response_format: { type: "json_object" },
+  });
+  expect(JSON.parse(object.choices[0]!.message.content!)).toEqual({ you_said: "Hello there gateway" });
+});
+
 describe("POST /chat/completions with @openrouter/sdk", () => {
   it("chat.send, not streamed and streamed, parses", async () => {
     const acct = await createAccount({ creditsUsd: 5 });

@@ -95,7 +95,33 @@ function textPlan(request: ChatRequest, text: string): Plan {
   };
 }
 
-export const echoPlan = (request: ChatRequest): Plan => textPlan(request, echoText(request));
+/**
+ * The echo, or with `response_format` JSON: a value fitting the `json_schema` given (as tool arguments
+ * are built), or for `json_object` the echo as `{"you_said": ...}`, streamed in pieces of at most 16
+ * characters so that the concatenated deltas are the JSON byte for byte.
+ */
+export function echoPlan(request: ChatRequest): Plan {
+  const json = jsonAnswer(request);
+  if (json === undefined) return textPlan(request, echoText(request));
+  const text = cutAtStop(json, request.stop);
+  return {
+    ...textPlan(request, ""),
+    steps: text ? pieces(text).map((piece) => ({ delta: { content: piece }, tokens: tokensOf(piece) })) : [],
+  };
+}
+
+function jsonAnswer(request: ChatRequest): string | undefined {
+  const format = request.responseFormat;
+  if (format?.type === "json_object") {
+    return JSON.stringify({ you_said: quote(textOf(lastUser(request.messages)?.content)) });
+  }
+  if (format?.type === "json_schema" && isRecord(format.json_schema)) {
+    return JSON.stringify(
+      sampleValue(format.json_schema.schema ?? {}, String(format.json_schema.name ?? "value")),
+    );
+  }
+  return undefined;
+}
 
 // ---------- reasoning ----------
 
