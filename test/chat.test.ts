@@ -145,48 +145,92 @@ describe("POST /chat/completions with the openai client", () => {
       for (const c of chunk.choices) args += c.delta.tool_calls?.[0]?.function?.arguments ?? "";
     expect(JSON.parse(args)).toEqual(JSON.parse(call.function.arguments));
   });
-});
 
-it("response_format: the sandbox answers JSON that fits the schema, streamed byte for byte", async () => {
-  const acct = await createAccount({ creditsUsd: 5 });
-  const { client } = openai(acct.apiKey);
-  const schema = {
-    type: "object",
-    properties: {
-      city: { type: "string" },
-      days: { type: "integer", minimum: 3 },
-      when: { type: "string", format: "date" },
-      tags: { type: "array", items: { type: "string", enum: ["sunny", "rainy"] }, minItems: 2 },
-    },
-    required: ["city", "days", "when", "tags"],
-  };
-  const response_format = {
-    type: "json_schema" as const,
-    json_schema: { name: "forecast", schema, strict: true },
-  };
-  const res = await client.chat.completions.create({
-    model: "sandbox/chat-echo",
-    messages: hi,
-    response_format,
-  });
-  const answer = JSON.parse(res.choices[0]!.message.content!) as Record<string, unknown>;
-  expect(answer).toEqual({ city: "sandbox-city", days: 4, when: "2026-01-01", tags: ["sunny", "sunny"] });
-  const stream = await client.chat.completions.create({
-    model: "sandbox/chat-echo",
-    messages: hi,
-    response_format,
-    stream: true,
-  });
-  let text = "";
-  for await (const chunk of stream) for (const c of chunk.choices) text += c.delta.content ?? "";
-  expect(text).toBe(res.choices[0]!.message.content);
+  it("response_format: the sandbox answers JSON that fits the schema, streamed byte for byte", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client } = openai(acct.apiKey);
+    const schema = {
+      type: "object",
+      properties: {
+        city: { type: "string" },
+        days: { type: "integer", minimum: 3 },
+        when: { type: "string", format: "date" },
+        tags: { type: "array", items: { type: "string", enum: ["sunny", "rainy"] }, minItems: 2 },
+      },
+      required: ["city", "days", "when", "tags"],
+    };
+    const response_format = {
+      type: "json_schema" as const,
+      json_schema: { name: "forecast", schema, strict: true },
+    };
+    const res = await client.chat.completions.create({
+      model: "sandbox/chat-echo",
+      messages: hi,
+      response_format,
+    });
+    const answer = JSON.parse(res.choices[0]!.message.content!) as Record<string, unknown>;
+    expect(answer).toEqual({ city: "sandbox-city", days: 4, when: "2026-01-01", tags: ["sunny", "sunny"] });
+    const stream = await client.chat.completions.create({
+      model: "sandbox/chat-echo",
+      messages: hi,
+      response_format,
+      stream: true,
+    });
+    let text = "";
+    for await (const chunk of stream) for (const c of chunk.choices) text += c.delta.content ?? "";
+    expect(text).toBe(res.choices[0]!.message.content);
 
-  const object = await client.chat.completions.create({
-    model: "sandbox/chat-echo",
-    messages: hi,
-    response_format: { type: "json_object" },
+    const object = await client.chat.completions.create({
+      model: "sandbox/chat-echo",
+      messages: hi,
+      response_format: { type: "json_object" },
+    });
+    expect(JSON.parse(object.choices[0]!.message.content!)).toEqual({ you_said: "Hello there gateway" });
   });
-  expect(JSON.parse(object.choices[0]!.message.content!)).toEqual({ you_said: "Hello there gateway" });
+
+  it("tool_choice allowed_tools: only the tools named are offered, in its mode; an unknown name is a 400", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client } = openai(acct.apiKey);
+    const tool = (name: string) => ({
+      type: "function" as const,
+      function: { name, parameters: { type: "object", properties: { q: { type: "string" } } } },
+    });
+    const tools = [tool("search"), tool("weather"), tool("clock")];
+    const allowed = (names: string[]) => ({
+      type: "allowed_tools" as const,
+      allowed_tools: {
+        mode: "required" as const,
+        tools: names.map((name) => ({ type: "function" as const, function: { name } })),
+      },
+    });
+    const res = await client.chat.completions.create({
+      model: "sandbox/chat-tools",
+      messages: hi,
+      tools,
+      tool_choice: allowed(["clock", "weather"]),
+    });
+    // The sandbox calls the first two tools it is offered: the ones allowed, in the request's order.
+    const called = res.choices[0]!.message.tool_calls!.map(
+      (t) => (t as OpenAI.ChatCompletionMessageFunctionToolCall).function.name,
+    );
+    expect(called).toEqual(["weather", "clock"]);
+
+    const answer = await client.responses.create({
+      model: "sandbox/chat-tools",
+      input: "Hello there gateway",
+      tools: tools.map((t) => ({ type: "function" as const, ...t.function, strict: false })),
+      tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "function", name: "search" }] },
+    });
+    expect(answer.output.map((o) => (o.type === "function_call" ? o.name : o.type))).toEqual(["search"]);
+
+    const bad = await call("/chat/completions", {
+      method: "POST",
+      key: acct.apiKey,
+      body: { model: "sandbox/chat-tools", messages: hi, tools, tool_choice: allowed(["search", "stocks"]) },
+    });
+    expect(bad.status).toBe(400);
+    expect((await errorOf(bad)).message).toContain("stocks");
+  });
 });
 
 describe("POST /chat/completions with @openrouter/sdk", () => {

@@ -366,6 +366,24 @@ export function adapterRequest(
 }
 
 /**
+ * `tool_choice: {type: "allowed_tools"}` as every provider can take it: the tool list cut to the tools
+ * named, and their `mode` as the tool choice. A name that is not among `tools` is a 400.
+ */
+export function withAllowedTools(body: ChatRequestBody): ChatRequestBody {
+  const choice = body.tool_choice;
+  if (typeof choice !== "object" || choice.type !== "allowed_tools") return body;
+  const allowed = new Set(choice.allowed_tools.tools.map((t) => t.function.name));
+  const tools = (body.tools ?? []).filter((t) => allowed.has(t.function.name));
+  for (const t of tools) allowed.delete(t.function.name);
+  if (allowed.size > 0) {
+    throw badRequest(
+      `tool_choice.allowed_tools names tools that are not in tools: ${[...allowed].join(", ")}`,
+    );
+  }
+  return { ...body, tools, tool_choice: choice.allowed_tools.mode };
+}
+
+/**
  * Runs a chat request (already under its preset) and answers it in the client's format: SSE with
  * `stream: true`, else one JSON body. A stream that breaks before the JSON answer is complete is a
  * 5xx and costs nothing; a streamed one is billed for what it produced.
@@ -379,6 +397,7 @@ export async function runChat(
   const auth = c.get("auth");
   const model = body.model ?? body.models?.[0];
   if (!model) throw badRequest("model is required (or models, or preset)");
+  body = withAllowedTools(body);
   const plugins = pluginPlanOf(body);
   const { healJson } = plugins;
   const { messages, sent, flags } = filteredPrompt(body, auth.policy);

@@ -72,9 +72,22 @@ const FunctionToolSchema = z.object({
   cache_control: CacheControl,
 });
 
+const NamedFunction = z.object({
+  type: z.literal("function"),
+  function: z.object({ name: z.string().min(1) }),
+});
+
 const ToolChoiceSchema = z.union([
   z.enum(["none", "auto", "required"]),
-  z.object({ type: z.literal("function"), function: z.object({ name: z.string().min(1) }) }),
+  NamedFunction,
+  // OpenAI's: the model may call only these tools (served as the tool list cut to them, in `mode`).
+  z.object({
+    type: z.literal("allowed_tools"),
+    allowed_tools: z.object({
+      mode: z.enum(["auto", "required"]),
+      tools: z.array(NamedFunction).min(1).max(512),
+    }),
+  }),
 ]);
 
 const ResponseFormatSchema = z.discriminatedUnion("type", [

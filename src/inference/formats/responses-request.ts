@@ -52,9 +52,16 @@ const ReasoningConfigSchema = z.looseObject({
   exclude: z.boolean().optional(),
 });
 
+const NamedFunction = z.object({ type: z.literal("function"), name: z.string().min(1) });
+
 const ToolChoiceSchema = z.union([
   z.enum(["auto", "none", "required"]),
-  z.object({ type: z.literal("function"), name: z.string().min(1) }),
+  NamedFunction,
+  z.object({
+    type: z.literal("allowed_tools"),
+    mode: z.enum(["auto", "required"]),
+    tools: z.array(NamedFunction).min(1).max(512),
+  }),
 ]);
 
 const CacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.string().optional() });
@@ -230,7 +237,10 @@ function chatTools(tools: ResponsesRequest["tools"]): ChatRequestBody["tools"] {
 function chatToolChoice(choice: ResponsesRequest["tool_choice"]): ChatRequestBody["tool_choice"] {
   if (choice === undefined) return undefined;
   const parsed = parseField(ToolChoiceSchema, choice, "tool_choice");
-  return typeof parsed === "string" ? parsed : { type: "function", function: { name: parsed.name } };
+  if (typeof parsed === "string") return parsed;
+  if (parsed.type === "function") return { type: "function", function: { name: parsed.name } };
+  const tools = parsed.tools.map((t) => ({ type: "function" as const, function: { name: t.name } }));
+  return { type: "allowed_tools", allowed_tools: { mode: parsed.mode, tools } };
 }
 
 function chatResponseFormat(text: ResponsesRequest["text"]): ChatRequestBody["response_format"] {
