@@ -9,6 +9,7 @@ import { ledgerFor } from "../src/billing/ledger-client";
 import { getDb, tables } from "../src/db/client";
 import { BLOCK_GRACE_MS, BLOCK_MS } from "../src/ledger/blocks";
 import { usdToMicros } from "../src/lib/money";
+import { UNADMITTED_MAX_AGE_MS } from "../src/middleware/auth";
 import { createAccount, createKey, type TestAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 
@@ -123,6 +124,71 @@ describe("changes made elsewhere take effect here within BLOCK_MS", () => {
     );
     await blockTimeEnds();
     await warm(acct.apiKey, 2);
+  });
+});
+
+describe("content filters added elsewhere apply to the first request admitted after the change", () => {
+  const email = "write to bob@example.com";
+  const routes: Array<[string, string, Record<string, unknown>]> = [
+    ["embeddings", "/embeddings", { model: "sandbox/embed-small", input: email }],
+    [
+      "chat",
+      "/chat/completions",
+      { model: "sandbox/chat-echo", messages: [{ role: "user", content: email }] },
+    ],
+    ["speech", "/audio/speech", { model: "sandbox/tts-mini", input: email, voice: "alloy" }],
+  ];
+  for (const [name, path, body] of routes) {
+    it(`${name}: the request is filtered under the re-read key, not the cached one`, async () => {
+      const acct = await createAccount({ creditsUsd: 5 });
+      await db().insert(tables.guardrails).values({
+        id: acct.defaultGuardrailId,
+        accountId: acct.accountId,
+        workspaceId: acct.workspaceId,
+        name: "No filters yet",
+      });
+      await warm(acct.apiKey);
+      await changedElsewhere(acct, () =>
+        db()
+          .update(tables.guardrails)
+          .set({ contentFilterBuiltins: [{ slug: "email", action: "block", label: "no-mail" }] })
+          .where(eq(tables.guardrails.id, acct.defaultGuardrailId)),
+      );
+      await blockTimeEnds();
+      const res = await call(path, { method: "POST", key: acct.apiKey, body });
+      expect(res.status).toBe(403);
+      expect((await errorOf(res)).message).toMatch(/content filter 'no-mail'/);
+    });
+  }
+});
+
+describe("routes the ledger does not admit read the key again after a second", () => {
+  it("a key disabled elsewhere stops reading its key, generations, presets and counting tokens", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const key = await createKey(acct);
+    const reads = [
+      () => call("/key", { key: key.key }),
+      () => call("/presets", { key: key.key }),
+      () => call("/generation?id=gen-0000000000000000000000", { key: key.key }),
+      () =>
+        call("/messages/count_tokens", {
+          method: "POST",
+          key: key.key,
+          body: { model: "sandbox/chat-echo", messages: [{ role: "user", content: "hi" }] },
+        }),
+    ];
+    const before = await Promise.all(reads.map((read) => read()));
+    expect(before.map((r) => r.status)).toEqual([200, 200, 404, 200]);
+    await changedElsewhere(acct, () =>
+      db().update(tables.apiKeys).set({ disabled: true }).where(eq(tables.apiKeys.hash, key.hash)),
+    );
+    await new Promise((r) => setTimeout(r, UNADMITTED_MAX_AGE_MS + 50));
+    for (const read of reads) {
+      const res = await read();
+      expect(res.status).toBe(401);
+      // count_tokens answers in Anthropic's envelope, the others in the gateway's: both say why.
+      expect(await res.text()).toContain("This API key is disabled");
+    }
   });
 });
 

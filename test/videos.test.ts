@@ -72,6 +72,29 @@ describe("video job lifecycle", () => {
     expect(generation!.generationMs).toBeGreaterThanOrEqual(0);
   });
 
+  it("a flag filter's note on the prompt reaches the job's generation record", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await getDb(env.DB)
+      .insert(tables.guardrails)
+      .values({
+        id: acct.defaultGuardrailId,
+        accountId: acct.accountId,
+        workspaceId: acct.workspaceId,
+        name: "Watch for mail",
+        contentFilterBuiltins: [{ slug: "email", action: "flag", label: "mail" }],
+      });
+    const job = await submitOk(acct.apiKey, { ...body, prompt: "a letter to bob@example.com" });
+    for (let i = 0; i < 3; i++) await step(job.id);
+    const done = await sdk(acct.apiKey).videoGeneration.getGeneration({ jobId: job.id });
+    expect(done.status).toBe("completed");
+    const generation = await getDb(env.DB)
+      .select()
+      .from(tables.generations)
+      .where(eq(tables.generations.id, done.generationId!))
+      .get();
+    expect(generation!.flags).toEqual(["flag:mail"]);
+  });
+
   it("prices a video asked for by pixel size at the resolution that size is", async () => {
     expect(pricedResolution({ size: "1920x1080" })).toBe("1080p");
     expect(pricedResolution({ size: "1080x1920" })).toBe("1080p");

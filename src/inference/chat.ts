@@ -23,7 +23,7 @@ import {
   type StreamFormat,
   sseAnswer,
 } from "./chat-stream";
-import { requestIo, runInference, sessionIdOf } from "./pipeline";
+import { requestIo, runInference, sessionIdOf, underCurrentPolicy } from "./pipeline";
 import { middleOut, pluginPlanOf } from "./plugins";
 import type { UnderPreset } from "./preset";
 import { estimateRequestTokens, hasFileByUrl, requestTokenCeiling } from "./prompt-estimate";
@@ -388,11 +388,20 @@ export function withAllowedTools(body: ChatRequestBody): ChatRequestBody {
  * `stream: true`, else one JSON body. A stream that breaks before the JSON answer is complete is a
  * 5xx and costs nothing; a streamed one is billed for what it produced.
  */
-export async function runChat(
+export function runChat(
   c: Context<AppEnv>,
-  { body, presetId }: UnderPreset<ChatRequestBody>,
+  request: UnderPreset<ChatRequestBody>,
   format: ChatClientFormat = CHAT_COMPLETIONS,
   extras: ChatRequestExtras = {},
+): Promise<Response> {
+  return underCurrentPolicy(c, () => chatUnderPolicy(c, request, format, extras));
+}
+
+async function chatUnderPolicy(
+  c: Context<AppEnv>,
+  { body, presetId }: UnderPreset<ChatRequestBody>,
+  format: ChatClientFormat,
+  extras: ChatRequestExtras,
 ): Promise<Response> {
   const auth = c.get("auth");
   const model = body.model ?? body.models?.[0];

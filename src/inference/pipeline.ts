@@ -194,6 +194,39 @@ export async function planFor(
   return { context, plan, presetId: route.presetId ?? null };
 }
 
+/**
+ * Admission re-read the key (billing/authority.ts) and its content filters are not the ones the request
+ * was filtered under: the route runs again under the new record (`underCurrentPolicy`). Nothing was
+ * reserved, and no text reaches a provider past a filter added meanwhile.
+ */
+export class PolicyChanged extends Error {
+  constructor(readonly auth: AuthContext) {
+    super("The key's content filters changed while the request was admitted");
+  }
+}
+
+/** Runs an inference route's work, again under the re-read key record when its filters changed. */
+export async function underCurrentPolicy<T>(c: Context<AppEnv>, run: () => Promise<T>): Promise<T> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!(err instanceof PolicyChanged)) throw err;
+      if (tries >= 2) {
+        throw new ApiError(
+          503,
+          "This API key's settings are being changed; retry shortly",
+          {},
+          { "Retry-After": "1" },
+        );
+      }
+      c.set("auth", err.auth);
+    }
+  }
+}
+
+const filtersOf = (auth: AuthContext) => JSON.stringify(auth.policy.filters);
+
 /** Plan, then admit; under a re-read auth record the plan is made again (see billing/authority.ts). */
 export async function planAndAdmit(
   io: Omit<InferenceIo, "executionCtx"> & { executionCtx?: WaitUntil },
@@ -210,6 +243,7 @@ export async function planAndAdmit(
     admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs),
     executionCtx,
     async (fresh) => {
+      if (filtersOf(fresh) !== filtersOf(io.auth)) throw new PolicyChanged(fresh);
       auth = fresh;
       ({ context, plan, presetId } = await planUnder(fresh));
       return admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs);

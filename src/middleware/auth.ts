@@ -8,6 +8,7 @@ import { ApiError, MANAGEMENT_ONLY_MESSAGE, unauthorized } from "../lib/errors";
 import { sha256Hex, timingSafeEqual } from "../lib/hash";
 import { LruCache } from "../lib/lru";
 import { type Background, RefreshAhead } from "../lib/refresh-ahead";
+import { API_PREFIX } from "../routes/meta";
 
 /**
  * Key records live in the isolate for at most this long, so a revoked, disabled or re-scoped key
@@ -26,7 +27,27 @@ export const AUTH_CACHE_MAX_ENTRIES = 10_000;
  */
 export const AUTH_REFRESH_AHEAD_MS = 10_000;
 
-const cache = new LruCache<string, { value: AuthContext | null; expires: number }>(AUTH_CACHE_MAX_ENTRIES);
+/**
+ * Requests the ledger admits may use a copy up to AUTH_CACHE_TTL_MS old: the ledger refuses an admission
+ * made on a record older than the account's last revocation or lowered limit (billing/authority.ts).
+ * Every other route (reads, token counting) takes a copy at most this old, so a key revoked, disabled
+ * or re-scoped on another ingress stops there within a second too.
+ */
+export const UNADMITTED_MAX_AGE_MS = 1_000;
+
+/** The routes whose requests go through ledger admission (POST only). */
+const ADMITTED_PATHS = new Set(
+  ["/chat/completions", "/responses", "/messages", "/embeddings", "/audio/speech", "/videos"].map(
+    (path) => `${API_PREFIX}${path}`,
+  ),
+);
+
+const maxAgeFor = (method: string, path: string) =>
+  method === "POST" && ADMITTED_PATHS.has(path) ? AUTH_CACHE_TTL_MS : UNADMITTED_MAX_AGE_MS;
+
+const cache = new LruCache<string, { value: AuthContext | null; expires: number; loaded: number }>(
+  AUTH_CACHE_MAX_ENTRIES,
+);
 const refresh = new RefreshAhead<string>(AUTH_REFRESH_AHEAD_MS, "key record");
 
 /** Empties the cache; a read that started before does not put its (older) answer back. */
@@ -46,18 +67,20 @@ const MAX_LOAD_WAIT_MS = 2_000;
  * The key's records: from the cache, else from D1. A burst on a key not cached yet makes one D1
  * read, not one per request: the others wait for its answer in the cache, each with its own timers
  * (workerd forbids awaiting another request's promise). A copy near its end is read again in
- * `background` (AUTH_REFRESH_AHEAD_MS). `fresh` always reads D1.
+ * `background` (AUTH_REFRESH_AHEAD_MS); a key's copy older than `maxAgeMs` is read again now (unknown
+ * keys keep theirs, so a flood of bad keys stays out of D1). `fresh` always reads D1.
  */
 async function resolve(
   db: D1Database,
   hash: string,
   fresh = false,
   background?: Background,
+  maxAgeMs = AUTH_CACHE_TTL_MS,
 ): Promise<AuthContext | null> {
   if (!fresh) {
     const hit = cache.get(hash);
     const now = Date.now();
-    if (hit && hit.expires > now) {
+    if (hit && hit.expires > now && (!hit.value || now - hit.loaded <= maxAgeMs)) {
       // Unknown keys are not read again ahead: their copy just ends.
       if (hit.value) refresh.check(hash, hit.expires, now, background, (current) => load(db, hash, current));
       return hit.value;
@@ -68,7 +91,7 @@ async function resolve(
         await new Promise((r) => setTimeout(r, poll));
         poll = Math.min(poll * 2, 16);
         const got = cache.get(hash);
-        if (got && got.expires > Date.now()) return got.value;
+        if (got && got.expires > Date.now() && got.loaded >= since) return got.value;
       }
     }
   }
@@ -83,7 +106,9 @@ async function load(db: D1Database, hash: string, current: () => boolean): Promi
     const records = await loadAuthRecords(getDb(db), hash);
     const value = records && { ...records, policy: effectivePolicy(records.guardrails) };
     const now = Date.now();
-    if (current()) cache.set(hash, { value, expires: now + (value ? AUTH_CACHE_TTL_MS : NEGATIVE_TTL_MS) });
+    if (current()) {
+      cache.set(hash, { value, expires: now + (value ? AUTH_CACHE_TTL_MS : NEGATIVE_TTL_MS), loaded: now });
+    }
     return value;
   } finally {
     if (loading.get(hash) === started) loading.delete(hash);
@@ -116,7 +141,8 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const hash = await sha256Hex(token);
   // The context is looked up only when a read ahead starts (Hono throws for a request without one).
   const background = { waitUntil: (work: Promise<unknown>) => c.executionCtx.waitUntil(work) };
-  c.set("auth", usable(await resolve(c.env.DB, hash, false, background), hash));
+  const maxAge = maxAgeFor(c.req.method, c.req.path);
+  c.set("auth", usable(await resolve(c.env.DB, hash, false, background, maxAge), hash));
   await next();
 });
 

@@ -1,7 +1,7 @@
 // POST /embeddings: content filters, routing with failover, one common response shape (float or base64).
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
-import { requestIo, runInference, sessionIdOf } from "../inference/pipeline";
+import { requestIo, runInference, sessionIdOf, underCurrentPolicy } from "../inference/pipeline";
 import { utf8Bytes } from "../inference/prompt-estimate";
 import { microsToUsd } from "../lib/money";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
@@ -138,52 +138,57 @@ export function encodeBase64Floats(vector: number[]): string {
   return btoa(bin);
 }
 
-export const embeddingsRoutes = createRouter().openapi(createEmbeddings, async (c) => {
-  const body = c.req.valid("json");
-  const auth = c.get("auth");
-  const flags: string[] = [];
-  const input = withFilteredTexts(normalizeInput(body.input), (texts) => {
-    const verdict = filterTexts(auth.policy, texts);
-    flags.push(...verdict.flags);
-    return verdict.texts;
-  });
-  const worstTokens = worstCaseTokens(input);
-  const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
+export const embeddingsRoutes = createRouter().openapi(createEmbeddings, (c) =>
+  underCurrentPolicy(c, async () => {
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    const flags: string[] = [];
+    const input = withFilteredTexts(normalizeInput(body.input), (texts) => {
+      const verdict = filterTexts(auth.policy, texts);
+      flags.push(...verdict.flags);
+      return verdict.texts;
+    });
+    const worstTokens = worstCaseTokens(input);
+    const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
 
-  const base64 = body.encoding_format === "base64";
-  return runInference(requestIo(c), {
-    capability: "embeddings",
-    route: {
-      modality: "embeddings",
-      model: body.model,
-      models: body.models,
-      provider: body.provider,
-      requirements: requirementsFor(body, input),
-    },
-    worstCaseMicros: (a) => priceOf(a.endpoint, worstTokens),
-    call: (adapter, _attempt, ctx) =>
-      adapter.embeddings!({ input, dimensions: body.dimensions, inputType: body.input_type }, ctx),
-    respond: (value, served) => {
-      const costMicros = Math.max(0, Math.ceil(priceOf(served.attempt.endpoint, value.promptTokens) - 1e-9));
-      const usage = { prompt_tokens: value.promptTokens, total_tokens: value.promptTokens };
-      const response = c.json(
-        {
-          object: "list" as const,
-          data: value.vectors.map((v, index) => ({
-            object: "embedding" as const,
-            index,
-            embedding: base64 ? encodeBase64Floats(v) : v,
-          })),
-          model: served.attempt.model.slug,
-          id: served.generationId,
-          provider: served.attempt.endpoint.provider,
-          usage: { ...usage, cost: microsToUsd(costMicros), is_byok: served.isByok },
-        },
-        200,
-      );
-      return { response, done: Promise.resolve({ costMicros, usage }) };
-    },
-    record: { metadata: body.trace ?? null, user: body.user ?? null, flags, streamed: false, sessionId },
-    timeoutStatus: 408,
-  });
-});
+    const base64 = body.encoding_format === "base64";
+    return runInference(requestIo(c), {
+      capability: "embeddings",
+      route: {
+        modality: "embeddings",
+        model: body.model,
+        models: body.models,
+        provider: body.provider,
+        requirements: requirementsFor(body, input),
+      },
+      worstCaseMicros: (a) => priceOf(a.endpoint, worstTokens),
+      call: (adapter, _attempt, ctx) =>
+        adapter.embeddings!({ input, dimensions: body.dimensions, inputType: body.input_type }, ctx),
+      respond: (value, served) => {
+        const costMicros = Math.max(
+          0,
+          Math.ceil(priceOf(served.attempt.endpoint, value.promptTokens) - 1e-9),
+        );
+        const usage = { prompt_tokens: value.promptTokens, total_tokens: value.promptTokens };
+        const response = c.json(
+          {
+            object: "list" as const,
+            data: value.vectors.map((v, index) => ({
+              object: "embedding" as const,
+              index,
+              embedding: base64 ? encodeBase64Floats(v) : v,
+            })),
+            model: served.attempt.model.slug,
+            id: served.generationId,
+            provider: served.attempt.endpoint.provider,
+            usage: { ...usage, cost: microsToUsd(costMicros), is_byok: served.isByok },
+          },
+          200,
+        );
+        return { response, done: Promise.resolve({ costMicros, usage }) };
+      },
+      record: { metadata: body.trace ?? null, user: body.user ?? null, flags, streamed: false, sessionId },
+      timeoutStatus: 408,
+    });
+  }),
+);

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
 import { SPEECH_STREAM_MS } from "../inference/deadlines";
-import { requestIo, runInference, sessionIdOf } from "../inference/pipeline";
+import { requestIo, runInference, sessionIdOf, underCurrentPolicy } from "../inference/pipeline";
 import { apiRoute, createRouter, jsonBody } from "../lib/openapi";
 import { supports } from "../providers/registry";
 import type { SpeechRequest as AdapterSpeechRequest } from "../providers/types";
@@ -87,66 +87,68 @@ function adapterRequest(
   };
 }
 
-export const speechRoutes = createRouter().openapi(createSpeech, async (c) => {
-  const body = c.req.valid("json");
-  const auth = c.get("auth");
-  // The content filters read every text the provider gets: the input and a voice reference's transcript.
-  const transcript = transcriptOf(body);
-  const filtered = filterTexts(
-    auth.policy,
-    transcript === undefined ? [body.input] : [body.input, transcript],
-  );
-  const [input, filteredTranscript] = filtered.texts as [string, string | undefined];
-  const signal = c.req.raw.signal;
-  const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
+export const speechRoutes = createRouter().openapi(createSpeech, (c) =>
+  underCurrentPolicy(c, async () => {
+    const body = c.req.valid("json");
+    const auth = c.get("auth");
+    // The content filters read every text the provider gets: the input and a voice reference's transcript.
+    const transcript = transcriptOf(body);
+    const filtered = filterTexts(
+      auth.policy,
+      transcript === undefined ? [body.input] : [body.input, transcript],
+    );
+    const [input, filteredTranscript] = filtered.texts as [string, string | undefined];
+    const signal = c.req.raw.signal;
+    const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
 
-  return runInference(requestIo(c), {
-    capability: "speech",
-    route: { modality: "speech", model: body.model, requirements: speechRequirements(body) },
-    worstCaseMicros: (a) => speechCostMicros(a.endpoint, input.length),
-    call: (adapter, attempt, ctx) =>
-      adapter.speech!(adapterRequest(body, input, filteredTranscript, attempt.endpoint), ctx),
-    respond: (upstream, served) => {
-      const costMicros = speechCostMicros(served.attempt.endpoint, input.length);
-      // Native pipe: the bytes never pass through JavaScript, and the promise tells when the stream
-      // ended. A client that disconnects cancels `readable`, which errors `writable`, and the pipe
-      // cancels the upstream body. With preventAbort an upstream failure leaves `writable` alone, so
-      // which side ended the pipe is known: an errored `writable` is the client leaving (recorded
-      // cancelled, as chat records it), otherwise the upstream failed and the client's stream is
-      // errored here. The provider bills the whole input once it started speaking, so the charge
-      // does not depend on how much audio reached the client.
-      const { readable, writable } = new IdentityTransformStream();
-      const usage = { characters: input.length };
-      // An upstream that trickles audio forever is cut at SPEECH_STREAM_MS (failed, as any cut).
-      const cut = AbortSignal.timeout(SPEECH_STREAM_MS);
-      const done = upstream.body!.pipeTo(writable, { preventAbort: true, signal: cut }).then(
-        () => ({ costMicros, usage }),
-        (err: unknown) => {
-          const writer = writable.getWriter();
-          if (signal.aborted || writer.desiredSize === null) {
-            return { costMicros, usage, status: "cancelled" as const, error: "client disconnected" };
-          }
-          writer.abort(err).catch(() => {});
-          return {
-            costMicros,
-            usage,
-            status: "failed" as const,
-            error: `stream interrupted: ${String(err)}`,
-          };
-        },
-      );
-      const response = new Response(readable, {
-        status: 200,
-        headers: { "Content-Type": SPEECH_CONTENT_TYPES[body.response_format] },
-      });
-      return { response, done };
-    },
-    record: {
-      metadata: body.trace ?? null,
-      user: body.user ?? null,
-      flags: filtered.flags,
-      streamed: true,
-      sessionId,
-    },
-  });
-});
+    return runInference(requestIo(c), {
+      capability: "speech",
+      route: { modality: "speech", model: body.model, requirements: speechRequirements(body) },
+      worstCaseMicros: (a) => speechCostMicros(a.endpoint, input.length),
+      call: (adapter, attempt, ctx) =>
+        adapter.speech!(adapterRequest(body, input, filteredTranscript, attempt.endpoint), ctx),
+      respond: (upstream, served) => {
+        const costMicros = speechCostMicros(served.attempt.endpoint, input.length);
+        // Native pipe: the bytes never pass through JavaScript, and the promise tells when the stream
+        // ended. A client that disconnects cancels `readable`, which errors `writable`, and the pipe
+        // cancels the upstream body. With preventAbort an upstream failure leaves `writable` alone, so
+        // which side ended the pipe is known: an errored `writable` is the client leaving (recorded
+        // cancelled, as chat records it), otherwise the upstream failed and the client's stream is
+        // errored here. The provider bills the whole input once it started speaking, so the charge
+        // does not depend on how much audio reached the client.
+        const { readable, writable } = new IdentityTransformStream();
+        const usage = { characters: input.length };
+        // An upstream that trickles audio forever is cut at SPEECH_STREAM_MS (failed, as any cut).
+        const cut = AbortSignal.timeout(SPEECH_STREAM_MS);
+        const done = upstream.body!.pipeTo(writable, { preventAbort: true, signal: cut }).then(
+          () => ({ costMicros, usage }),
+          (err: unknown) => {
+            const writer = writable.getWriter();
+            if (signal.aborted || writer.desiredSize === null) {
+              return { costMicros, usage, status: "cancelled" as const, error: "client disconnected" };
+            }
+            writer.abort(err).catch(() => {});
+            return {
+              costMicros,
+              usage,
+              status: "failed" as const,
+              error: `stream interrupted: ${String(err)}`,
+            };
+          },
+        );
+        const response = new Response(readable, {
+          status: 200,
+          headers: { "Content-Type": SPEECH_CONTENT_TYPES[body.response_format] },
+        });
+        return { response, done };
+      },
+      record: {
+        metadata: body.trace ?? null,
+        user: body.user ?? null,
+        flags: filtered.flags,
+        streamed: true,
+        sessionId,
+      },
+    });
+  }),
+);

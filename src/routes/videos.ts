@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import type { AuthContext } from "../db/auth-records";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
-import { attributionOf, sessionIdOf } from "../inference/pipeline";
+import { attributionOf, sessionIdOf, underCurrentPolicy } from "../inference/pipeline";
 import { ApiError, conflict, notFound } from "../lib/errors";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { requireManagementKey } from "../middleware/auth";
@@ -186,7 +186,10 @@ export const videosRoutes = createRouter()
       requestId: c.get("requestId"),
       ...attributionOf(c.req.raw.headers),
     };
-    return c.json(await submitVideo(c.env, c.get("auth"), body, key, c.executionCtx, headers), 200);
+    const job = await underCurrentPolicy(c, () =>
+      submitVideo(c.env, c.get("auth"), body, key, c.executionCtx, headers),
+    );
+    return c.json(job, 200);
   })
   .openapi(list, async (c) => {
     const page = c.req.valid("query");

@@ -69,6 +69,8 @@ export interface VideoJobState {
   requestId?: string | null;
   /** The preset the request named (absent in jobs started before it was kept). */
   presetId?: string | null;
+  /** What flag and redact filters noted on the prompt (absent in jobs started before it was kept). */
+  flags?: string[] | null;
   trace: Record<string, unknown> | null;
   webhook: WebhookState | null;
   /** False until the D1 row reflects the latest transition. */

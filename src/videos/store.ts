@@ -136,6 +136,7 @@ export async function recordJobGeneration(d1: D1Database, s: VideoJobState): Pro
       costMicros: s.costMicros ?? 0,
       region: s.region,
       metadata: s.trace,
+      flags: s.flags ?? null,
       user: s.user,
       error: s.error,
       sessionId: s.sessionId ?? null,

@@ -101,7 +101,12 @@ export async function submitVideo(
   headers: SubmitHeaders = { sessionId: null, requestId: null, ...attributionOf(undefined) },
 ): Promise<VideoJobWire> {
   const hash = await requestHash(body);
-  if (body.prompt) body = { ...body, prompt: filterTexts(auth.policy, [body.prompt]).texts[0] };
+  let flags: string[] = [];
+  if (body.prompt) {
+    const filtered = filterTexts(auth.policy, [body.prompt]);
+    body = { ...body, prompt: filtered.texts[0] };
+    flags = filtered.flags;
+  }
   if (idempotencyKey) {
     const existing = await previousJob(env, auth.key.hash, idempotencyKey);
     if (existing) return replay(existing, hash);
@@ -141,6 +146,7 @@ export async function submitVideo(
     reservation,
     headers,
     presetId,
+    flags,
   };
   try {
     return await startJob(env, auth, body, job);
@@ -174,6 +180,8 @@ interface AdmittedJob {
   reservation: Reservation;
   headers: SubmitHeaders;
   presetId: string | null;
+  /** What flag and redact filters noted on the prompt. */
+  flags: string[];
 }
 
 /**
@@ -196,6 +204,7 @@ async function startJob(
     reservation,
     headers,
     presetId,
+    flags,
   } = job;
   const chosenModel = attempts[0]!.model;
   const row = {
@@ -256,6 +265,7 @@ async function startJob(
     userAgent: headers.userAgent,
     requestId: headers.requestId,
     presetId,
+    flags: flags.length ? flags : null,
     trace: body.trace ?? null,
     webhook: null,
     synced: true,
