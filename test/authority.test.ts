@@ -10,7 +10,7 @@ import { getDb, tables } from "../src/db/client";
 import { BLOCK_GRACE_MS, BLOCK_MS } from "../src/ledger/blocks";
 import { usdToMicros } from "../src/lib/money";
 import { UNADMITTED_MAX_AGE_MS } from "../src/middleware/auth";
-import { createAccount, createKey, type TestAccount } from "./helpers/accounts";
+import { addByok, createAccount, createKey, type TestAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 
 const db = () => getDb(env.DB);
@@ -160,6 +160,56 @@ describe("content filters added elsewhere apply to the first request admitted af
       expect((await errorOf(res)).message).toMatch(/content filter 'no-mail'/);
     });
   }
+});
+
+describe("BYOK credentials changed elsewhere", () => {
+  const chat = async (key: string) => {
+    const res = await call("/chat/completions", {
+      method: "POST",
+      key,
+      body: { model: "sandbox/chat-echo", messages: [{ role: "user", content: "hello" }] },
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { usage: { is_byok: boolean } }).usage.is_byok;
+  };
+
+  it("a deleted credential is not used past the next admission; a new one is used from it", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const id = await addByok(acct, "sandbox", "sk-sandbox-secret-5234567890", { isByokOnly: true });
+    expect(await chat(acct.apiKey)).toBe(true);
+    await changedElsewhere(acct, () =>
+      db().delete(tables.byokCredentials).where(eq(tables.byokCredentials.id, id)),
+    );
+    await blockTimeEnds();
+    expect(await chat(acct.apiKey)).toBe(false);
+    await changedElsewhere(acct, () => addByok(acct, "sandbox", "sk-sandbox-secret-5234567891"));
+    await blockTimeEnds();
+    expect(await chat(acct.apiKey)).toBe(true);
+  });
+
+  it("POST, PATCH and DELETE /byok raise the account's authority", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const version = async () =>
+      (await db().select().from(tables.accounts).where(eq(tables.accounts.id, acct.accountId)))[0]!
+        .authorityVersion;
+    const made = await call("/byok", {
+      method: "POST",
+      key: acct.managementKey,
+      body: { provider: "sandbox", key: "sk-sandbox-secret-5234567890" },
+    });
+    expect(made.status).toBe(201);
+    const { data } = (await made.json()) as { data: { id: string } };
+    expect(await version()).toBe(1);
+    const patched = await call(`/byok/${data.id}`, {
+      method: "PATCH",
+      key: acct.managementKey,
+      body: { name: "renamed" },
+    });
+    expect(patched.status).toBe(200);
+    expect(await version()).toBe(2);
+    expect((await call(`/byok/${data.id}`, { method: "DELETE", key: acct.managementKey })).status).toBe(200);
+    expect(await version()).toBe(3);
+  });
 });
 
 describe("routes the ledger does not admit read the key again after a second", () => {

@@ -646,6 +646,32 @@ describe("money", () => {
   });
 });
 
+describe("money: one request after another", () => {
+  it("a request sent when the previous answer ended finds its room back, though the settlement is still on its way", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const body = { model: "sandbox/chat-echo", messages: hi, max_tokens: 1000 };
+    const model = findModel(await getCatalog(env.DB), "sandbox/chat-echo")!;
+    const { prompt, completion } = chatPrice(model.endpoints[0]!)({
+      promptTokens: promptTokenCeiling(hi),
+      completionTokens: 1000,
+    });
+    // Room for one reservation at a time: the next fits only once the previous one is settled.
+    const capped = await createKey(acct, { limitUsd: (1.4 * Math.ceil(prompt + completion)) / 1_000_000 });
+    const statuses: number[] = [];
+    const sent: StreamedCall[] = [];
+    for (let i = 0; i < 12; i++) {
+      // As a client does: the next request goes as soon as this answer is read, not once its
+      // background work (the record, the settlement) is done.
+      const one = await post("/chat/completions", capped.key, { ...body, stream: i % 2 === 0 });
+      sent.push(one);
+      statuses.push(one.res.status);
+      await one.res.arrayBuffer();
+    }
+    await Promise.all(sent.map((s) => s.settled()));
+    expect(statuses).toEqual(Array(12).fill(200));
+  });
+});
+
 describe("money: what the reservation counts", () => {
   it("tool definitions and the response format's schema are reserved as prompt, so a cap below them refuses before the call", async () => {
     const acct = await createAccount({ creditsUsd: 5 });

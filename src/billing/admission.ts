@@ -6,7 +6,7 @@ import type { AdmitCommand, Rejection, SettleResult } from "../ledger/types";
 import { ApiError } from "../lib/errors";
 import { refreshAuth } from "../middleware/auth";
 import { assertRegionAllowed } from "../middleware/region";
-import { admitThrough, type Background, ledgerFor, settleSoon } from "./ledger-client";
+import { admitThrough, answerEnded, type Background, ledgerFor, settleSoon } from "./ledger-client";
 import { worded } from "./refusals";
 
 export interface AdmissionRequest {
@@ -165,6 +165,7 @@ export async function settleInBackground(
   reservation: Reservation,
   settlement: Settlement,
 ): Promise<void> {
+  answerEnded(env, reservation.accountId, reservation.generationId);
   await settleSoon(env, reservation.accountId, {
     generationId: reservation.generationId,
     actualMicros: Math.max(0, Math.ceil(settlement.actualMicros)),

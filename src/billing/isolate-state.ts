@@ -23,6 +23,54 @@ export function blocksOf(key: string): IsolateBlocks {
   return blocks;
 }
 
+/**
+ * Per ledger object id: answers of this isolate that have ended, by generation id with when they ended,
+ * until their settlement reached the ledger (or failed to). A refused admission that started after
+ * one ended waits for it (see `admitThrough`): the client saw that answer end, so its room is free.
+ */
+export const ending = new Map<string, Map<string, number>>();
+
+/** The answer of `generationId` has ended; its settlement is on the way. */
+export function answerEnded(env: Bindings, accountId: string, generationId: string): void {
+  const key = ledgerId(env, accountId).toString();
+  const ended = ending.get(key) ?? new Map<string, number>();
+  if (!ended.has(generationId)) ended.set(generationId, Date.now());
+  ending.set(key, ended);
+}
+
+/** The settlement of `generationId` reached the ledger, or will not. */
+export function settlementDone(key: string, generationId: string): void {
+  const ended = ending.get(key);
+  if (ended?.delete(generationId) && ended.size === 0) ending.delete(key);
+}
+
+/**
+ * Whether an answer that ended at or before `t` still has its settlement on the way and not waiting
+ * in this isolate to ride on the next call (its record is being written, or a call carries it).
+ */
+export function settlingSince(key: string, t: number): boolean {
+  const ended = ending.get(key);
+  if (!ended) return false;
+  const queued = waiting.get(key);
+  for (const [generationId, at] of ended) if (at <= t && !queued?.has(generationId)) return true;
+  return false;
+}
+
+/** A settlement not delivered this long after its answer ended is forgotten here (its lease reclaims it). */
+const ENDED_MEMORY_MS = 60_000;
+
+/** Whether an answer that ended at or before `t` has not been settled at the ledger yet. */
+export function unsettledSince(key: string, t: number): boolean {
+  const ended = ending.get(key);
+  if (!ended) return false;
+  let found = false;
+  for (const [generationId, at] of ended) {
+    if (t - at > ENDED_MEMORY_MS) settlementDone(key, generationId);
+    else if (at <= t) found = true;
+  }
+  return found;
+}
+
 /** Per ledger object id: when each admission call in flight from this isolate was sent. */
 export const inFlight = new Map<string, Set<{ sentAt: number }>>();
 
@@ -50,6 +98,7 @@ export function dropIsolateState(): void {
   waiting.clear();
   isolates.clear();
   inFlight.clear();
+  ending.clear();
 }
 
 export function ledgerFor(env: Bindings, accountId: string) {
@@ -119,6 +168,7 @@ export async function send(key: string, ledger: LedgerStub, carried: Carried): P
     delivered(key, carried);
   } catch (err) {
     isolates.get(key)?.lost(carried.reports);
+    for (const s of carried.settles) settlementDone(key, s.generationId);
     log("error", {
       message: "settle failed; the reservation lease will reclaim it",
       generation_ids: carried.settles.map((s) => s.generationId),
@@ -129,6 +179,7 @@ export async function send(key: string, ledger: LedgerStub, carried: Carried): P
 }
 
 function delivered(key: string, carried: Carried): void {
+  for (const s of carried.settles) settlementDone(key, s.generationId);
   const blocks = isolates.get(key);
   if (!blocks) return;
   blocks.delivered(carried.reports);

@@ -11,6 +11,7 @@ import type {
   AdmitReply,
   BlockAsk,
   BlockGrant,
+  Rejection,
   SettleCommand,
 } from "../ledger/types";
 import { errorText, log } from "../lib/log";
@@ -24,11 +25,14 @@ import {
   isolates,
   ledgerId,
   send,
+  settlementDone,
+  settlingSince,
   take,
+  unsettledSince,
   waiting,
 } from "./isolate-state";
 
-export { carrying, dropIsolateState, ledgerFor } from "./isolate-state";
+export { answerEnded, carrying, dropIsolateState, ledgerFor } from "./isolate-state";
 
 /** How long a settlement waits for another call to its ledger before it sends one itself. */
 export const SETTLE_COALESCE_MS = 20;
@@ -53,6 +57,13 @@ const RETRY_POLL_MS = 20;
  * ledger says retry only while a block is open or its closing report is due: about 3.25 s at most).
  */
 export const MAX_RETRY_WAIT_MS = 5_000;
+/**
+ * Longest a refused request waits for the settlements of answers that ended here before it started
+ * (their records being written) before its refusal is final.
+ */
+export const ENDED_WAIT_MS = 1_000;
+/** The refusals that room coming back can undo. */
+const ROOM_REASONS = new Set<Rejection["reason"]>(["balance", "key_cap", "budget"]);
 
 export type { Background } from "../lib/refresh-ahead";
 
@@ -76,6 +87,7 @@ export async function admitThrough(
   const id = ledgerId(env, accountId);
   const started = Date.now();
   let retrySince: number | undefined;
+  let waitedForEnded = false;
   for (let poll = 1; ; ) {
     // Looked up again after every wait: an idle isolate state is forgotten (see `delivered`), and a
     // block granted into a forgotten copy would never admit, close or report (its room held 60 s).
@@ -94,6 +106,25 @@ export async function admitThrough(
       continue;
     }
     const outcome = await admitByCall(env, accountId, id, cmd, background);
+    if (
+      !outcome.ok &&
+      outcome.retryAt == null &&
+      !waitedForEnded &&
+      ROOM_REASONS.has(outcome.rejection.reason)
+    ) {
+      // An answer of this isolate ended before this request started, and its settlement has not
+      // reached the ledger yet: its client may well be this one, sending its next request. Once every
+      // such settlement is on its way (waiting to ride on the next call, or delivered), ask again.
+      waitedForEnded = true;
+      if (unsettledSince(id.toString(), started)) {
+        for (let wait = 1; settlingSince(id.toString(), started) && Date.now() - started < ENDED_WAIT_MS; ) {
+          await sleep(wait);
+          wait = Math.min(wait * 2, MAX_POLL_MS);
+        }
+        poll = 1;
+        continue;
+      }
+    }
     if (outcome.ok || outcome.retryAt == null) return outcome;
     retrySince ??= Date.now();
     // The room may be held by this isolate's own open blocks (another key's, or this key's too full
@@ -191,6 +222,7 @@ export async function settleSoon(env: Bindings, accountId: string, cmd: SettleCo
   const blocks = isolates.get(key);
   const local = blocks?.settle(cmd);
   if (blocks && local) {
+    settlementDone(key, cmd.generationId);
     // One request per ledger waits to send the reports if no call carried them meanwhile.
     if (!blocks.claimFlush()) return;
     await sleep(BLOCK_MS);

@@ -4,6 +4,7 @@
 // from the records: docs/billing.md, "Reclaim").
 
 import { type Reservation, settleInBackground } from "../billing/admission";
+import { answerEnded } from "../billing/ledger-client";
 import type { Bindings } from "../env";
 import { errorText, log } from "../lib/log";
 import { type GenerationRecord, insertRecords, type RecordsMessage, writeOne } from "./insert";
@@ -153,6 +154,8 @@ export async function finishGeneration(
   reservation: Reservation,
   record: GenerationRecord,
 ): Promise<void> {
+  // The answer has ended: a refused admission that starts now waits for this settlement (ledger-client).
+  answerEnded(env, reservation.accountId, reservation.generationId);
   await writeRecord(sinkOf(env), { ...record, blockId: reservation.blockId ?? null });
   await settleInBackground(env, reservation, {
     actualMicros: record.costMicros ?? 0,

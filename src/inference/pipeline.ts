@@ -23,7 +23,7 @@ import {
 } from "../routing/plan";
 import { SESSION_ID_MAX_LENGTH } from "../schemas/media-common";
 import { type AttemptLog, runAttempts } from "./attempts";
-import { credentialResolver, type RouteContext, routeContextFor } from "./context";
+import { credentialResolver, invalidateByokCache, type RouteContext, routeContextFor } from "./context";
 import { newGenerationId } from "./ids";
 import { applyModelPreset } from "./preset";
 
@@ -244,6 +244,8 @@ export async function planAndAdmit(
     executionCtx,
     async (fresh) => {
       if (filtersOf(fresh) !== filtersOf(io.auth)) throw new PolicyChanged(fresh);
+      // The change may have been to the workspace's BYOK credentials: the plan reads them again too.
+      invalidateByokCache(fresh.key.workspaceId);
       auth = fresh;
       ({ context, plan, presetId } = await planUnder(fresh));
       return admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs);

@@ -1,6 +1,7 @@
 // The BYOK API (management keys): list, create, read, update and delete upstream provider credentials.
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { raiseAuthority } from "../billing/authority";
 import { getCatalog } from "../catalog/cache";
 import {
   type ByokValues,
@@ -15,7 +16,7 @@ import {
 } from "../db/byok";
 import { getDb } from "../db/client";
 import { findAccountWorkspace } from "../db/guardrails";
-import type { AppEnv } from "../env";
+import type { AppEnv, Bindings } from "../env";
 import { catalogProviders, normaliseModels } from "../guardrails/lists";
 import { invalidateByokCache } from "../inference/context";
 import { encryptByokKey, maskKey, resealedColumns } from "../lib/byok-crypto";
@@ -97,6 +98,16 @@ const deleteRoute = apiRoute({
 });
 
 const credentialNotFound = () => notFound("BYOK credential not found");
+
+/**
+ * A credential added, changed or deleted: this isolate reads the workspace's credentials again now,
+ * and every other one at its next admission, which the raised authority sends back to re-plan under
+ * the re-read key and credentials (a deleted key is never used past that; see billing/authority.ts).
+ */
+async function byokChanged(env: Bindings, accountId: string, workspaceId: string): Promise<void> {
+  invalidateByokCache(workspaceId);
+  await raiseAuthority(env, accountId);
+}
 
 /** The workspace a request targets: the one named (of the caller's account), else the account default. */
 async function targetWorkspace(c: Context<AppEnv>, workspaceId: string | undefined): Promise<string> {
@@ -193,7 +204,7 @@ export const byokRoutes = createRouter()
       createdAt: now,
       updatedAt: now,
     });
-    invalidateByokCache(workspaceId);
+    await byokChanged(c.env, c.get("auth").account.id, workspaceId);
     return c.json({ data: byokToWire(row) }, 201);
   })
   .openapi(getRoute, async (c) => {
@@ -214,13 +225,13 @@ export const byokRoutes = createRouter()
     Object.assign(values, await resealedColumns(c.env, row, key));
     const updated = await updateByok(db, accountId, id, { ...values, updatedAt: nowIso() });
     if (!updated) throw credentialNotFound();
-    invalidateByokCache(updated.workspaceId);
+    await byokChanged(c.env, accountId, updated.workspaceId);
     return c.json({ data: byokToWire(updated) }, 200);
   })
   .openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid("param");
     const deleted = await deleteByok(getDb(c.env.DB), c.get("auth").account.id, id);
     if (!deleted) throw credentialNotFound();
-    invalidateByokCache(deleted.workspaceId);
+    await byokChanged(c.env, c.get("auth").account.id, deleted.workspaceId);
     return c.json({ deleted: true as const }, 200);
   });
