@@ -247,11 +247,40 @@ describe("content filters on tools", () => {
     expect(fn.parameters).toEqual({
       type: "object",
       title: "Lookup",
-      // Prose is filtered; an enum is the tool's contract, sent as written.
-      properties: { q: { type: "string", description: "like [KIWI]", enum: ["kiwi1"] } },
+      // Prose and the values the model reads (enum, const, default, examples) are filtered; names and
+      // types are sent as written.
+      properties: { q: { type: "string", description: "like [KIWI]", enum: ["[KIWI]"] } },
       required: ["q"],
     });
     expect(fn.name).toBe("lookup");
+  });
+
+  it("a schema's enum, const, default and examples are read by block filters, at any depth", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const withValue = (value: Record<string, unknown>) =>
+      chat([
+        {
+          type: "function",
+          function: {
+            name: "lookup",
+            parameters: {
+              type: "object",
+              properties: { q: { type: "object", properties: { deep: { type: "string", ...value } } } },
+            },
+          },
+        },
+      ]);
+    for (const value of [
+      { enum: ["apple", "BANANA"] },
+      { const: "BANANA" },
+      { default: "a BANANA" },
+      { examples: [{ nested: ["BANANA"] }] },
+    ]) {
+      const res = await status("/chat/completions", acct, withValue(value));
+      expect(res.status, JSON.stringify(value)).toBe(403);
+    }
+    expect((await status("/chat/completions", acct, withValue({ enum: ["apple"] }))).status).toBe(200);
   });
 
   it("a response format's schema prose is filtered like a tool's", async () => {

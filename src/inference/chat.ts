@@ -274,22 +274,38 @@ export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof 
   return { messages, sent: walkSchemas(next), flags: verdict.flags };
 }
 
-/** Schema words that hold prose for the model; the rest (types, names, patterns, enums) is structure. */
+/** Schema words that hold prose for the model; the rest (types, names, patterns) is structure. */
 const SCHEMA_PROSE = new Set(["description", "title"]);
+/** Schema words whose values the model reads as given (every string in them, at any depth). */
+const SCHEMA_VALUES = new Set(["enum", "const", "default", "examples", "example"]);
 
 /**
- * A JSON schema with its prose (`description`, `title`, at any depth) passed through `visit`, in a
- * fixed order (the same walk collects the texts and puts the filtered ones back). The request schemas
- * bound these schemas to 32 levels, so the recursion is bounded too.
+ * A JSON schema with its prose (`description`, `title`, at any depth) and the strings of its values
+ * (`enum`, `const`, `default`, `examples`) passed through `visit`, in a fixed order (the same walk
+ * collects the texts and puts the filtered ones back). The request schemas bound these schemas to 32
+ * levels, so the recursion is bounded too.
  */
 function schemaTexts<T>(node: T, visit: (text: string) => string): T {
   if (node === null || typeof node !== "object") return node;
   if (Array.isArray(node)) return node.map((n) => schemaTexts(n, visit)) as T;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node)) {
-    out[k] = SCHEMA_PROSE.has(k) && typeof v === "string" ? visit(v) : schemaTexts(v, visit);
+    out[k] =
+      SCHEMA_PROSE.has(k) && typeof v === "string"
+        ? visit(v)
+        : SCHEMA_VALUES.has(k)
+          ? valueTexts(v, visit)
+          : schemaTexts(v, visit);
   }
   return out as T;
+}
+
+/** Every string of a JSON value passed through `visit` (keys are kept). */
+function valueTexts(value: unknown, visit: (text: string) => string): unknown {
+  if (typeof value === "string") return visit(value);
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => valueTexts(v, visit));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, valueTexts(v, visit)]));
 }
 
 /**
