@@ -331,3 +331,22 @@ describe("content filters on speech", () => {
     expect((await speech("a plain transcript")).status).toBe(200);
   });
 });
+
+describe("content filters on embeddings given as token ids", () => {
+  it("are refused under a block or redact filter (no filter can read token ids); allowed under flag only", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    const tokens = { model: "sandbox/embed-small", input: [[1, 2, 3, 4]] };
+    await filters(acct);
+    const refused = await status("/embeddings", acct, tokens);
+    expect(refused.status).toBe(400);
+    expect((await errorOf(refused)).message).toMatch(/Token inputs cannot be read by the content filters/);
+    // The same words as text are read, and pass.
+    expect((await status("/embeddings", acct, { ...tokens, input: "one two" })).status).toBe(200);
+
+    const flagged = await createAccount({ creditsUsd: 1 });
+    await defaultGuardrail(flagged, {
+      contentFilters: [{ pattern: "BANANA", action: "flag", label: "fruit" }],
+    });
+    expect((await status("/embeddings", flagged, tokens)).status).toBe(200);
+  });
+});

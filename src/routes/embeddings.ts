@@ -1,8 +1,10 @@
 // POST /embeddings: content filters, routing with failover, one common response shape (float or base64).
 import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
+import type { EffectivePolicy } from "../guardrails/policy";
 import { requestIo, runInference, sessionIdOf, underCurrentPolicy } from "../inference/pipeline";
 import { utf8Bytes } from "../inference/prompt-estimate";
+import { badRequest } from "../lib/errors";
 import { microsToUsd } from "../lib/money";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import type { EmbeddingsContentPart, EmbeddingsInput } from "../providers/types";
@@ -49,10 +51,26 @@ const itemCount = (input: EmbeddingsInput) =>
       ? input.tokens.length
       : input.items.length;
 
-/** The content filters see every text, including the text parts of multimodal inputs. */
-function withFilteredTexts(input: EmbeddingsInput, filter: (texts: string[]) => string[]): EmbeddingsInput {
+/**
+ * The content filters see every text, including the text parts of multimodal inputs. Token ids can
+ * spell any text, and no filter can read them: under a block or redact filter they are refused
+ * (fail closed, as a scan that cannot finish is).
+ */
+function withFilteredTexts(
+  input: EmbeddingsInput,
+  policy: EffectivePolicy,
+  filter: (texts: string[]) => string[],
+): EmbeddingsInput {
   if (input.kind === "text") return { kind: "text", texts: filter(input.texts) };
-  if (input.kind === "tokens") return input;
+  if (input.kind === "tokens") {
+    const guarding = policy.filters.find((f) => f.action !== "flag");
+    if (guarding) {
+      throw badRequest(
+        `Token inputs cannot be read by the content filters of guardrail '${guarding.guardrailName}': send the text instead`,
+      );
+    }
+    return input;
+  }
   const texts = input.items.flatMap((parts) => parts.flatMap((p) => (p.type === "text" ? [p.text] : [])));
   const rewritten = filter(texts);
   let i = 0;
@@ -143,7 +161,7 @@ export const embeddingsRoutes = createRouter().openapi(createEmbeddings, (c) =>
     const body = c.req.valid("json");
     const auth = c.get("auth");
     const flags: string[] = [];
-    const input = withFilteredTexts(normalizeInput(body.input), (texts) => {
+    const input = withFilteredTexts(normalizeInput(body.input), auth.policy, (texts) => {
       const verdict = filterTexts(auth.policy, texts);
       flags.push(...verdict.flags);
       return verdict.texts;
