@@ -57,8 +57,12 @@ export function findModel(catalog: LoadedCatalog, id: string): CatalogModelEntry
 
 export function indexCatalog(version: string, models: CatalogModelEntry[]): LoadedCatalog {
   const index = new Map<string, CatalogModelEntry>();
-  for (const m of models) index.set(m.canonicalSlug, m);
-  // Slugs win over canonical slugs when they collide (a `:free` variant shares its canonical slug).
+  // A variant (`:free`, ...) shares its model's canonical slug: the canonical slug names the model
+  // itself, so a variant has it only when no model without a variant does.
+  const isVariant = (m: CatalogModelEntry) => m.slug.includes(":");
+  for (const m of models) if (!isVariant(m)) index.set(m.canonicalSlug, m);
+  for (const m of models) if (isVariant(m) && !index.has(m.canonicalSlug)) index.set(m.canonicalSlug, m);
+  // Slugs win over canonical slugs when they collide.
   for (const m of models) index.set(m.slug, m);
   return { version, models, index };
 }

@@ -37,6 +37,18 @@ describe("candidates and fallback plan", () => {
     expect(providers(planRoute(req({ model: "v/m-2026" }), context(catalog)))).toEqual(["p1", "p2"]);
   });
 
+  it("a canonical slug a :free variant shares names the model itself, listed before or after it", () => {
+    for (const models of [
+      [model("v/m", [endpoint("paid")]), model("v/m:free", [endpoint("free")])],
+      [model("v/m:free", [endpoint("free")]), model("v/m", [endpoint("paid")])],
+    ]) {
+      expect(providers(planRoute(req({ model: "v/m-2026" }), context(models)))).toEqual(["paid"]);
+    }
+    // A variant with no model of its own keeps the canonical slug.
+    const alone = [model("v/solo:free", [endpoint("free")])];
+    expect(providers(planRoute(req({ model: "v/solo-2026" }), context(alone)))).toEqual(["free"]);
+  });
+
   it("allow_fallbacks false keeps only the first endpoint and no fallback models", () => {
     const plan = planRoute(
       req({ models: ["v/fallback"], provider: { allow_fallbacks: false } }),
