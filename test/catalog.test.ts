@@ -46,6 +46,11 @@ describe("catalog/catalog.json", () => {
     expect(unable).toEqual([]);
   });
 
+  it("names every endpoint <model>@<its provider> (provider.ignore and the attempt log go by provider)", () => {
+    const misnamed = endpoints.filter(({ e }) => !e.id.endsWith(`@${e.provider}`)).map(({ e }) => e.id);
+    expect(misnamed).toEqual([]);
+  });
+
   it("gives every chat model a context length, an output cap and, unless free, input and output prices", () => {
     expect(chatModels.length).toBeGreaterThan(20);
     for (const m of chatModels) {
