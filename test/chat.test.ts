@@ -188,6 +188,46 @@ describe("POST /chat/completions with the openai client", () => {
     expect(JSON.parse(object.choices[0]!.message.content!)).toEqual({ you_said: "Hello there gateway" });
   });
 
+  it("null where the openai client's types allow it is taken as not given; include_reasoning false hides reasoning", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const res = await call("/chat/completions", {
+      method: "POST",
+      key: acct.apiKey,
+      body: {
+        model: "sandbox/chat-echo",
+        messages: hi,
+        stream: null,
+        prompt_cache_key: null,
+        metadata: null,
+        modalities: null,
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { object: string }).object).toBe("chat.completion");
+
+    const { client } = openai(acct.apiKey);
+    const reasoning = (include_reasoning?: boolean) =>
+      client.chat.completions.create({
+        model: "sandbox/chat-reasoning",
+        messages: hi,
+        ...(include_reasoning === undefined ? {} : { include_reasoning }),
+      } as OpenAI.ChatCompletionCreateParamsNonStreaming) as Promise<
+        OpenAI.ChatCompletion & {
+          choices: Array<{ message: { reasoning?: string } }>;
+          usage: { completion_tokens_details: { reasoning_tokens: number } };
+        }
+      >;
+    const shown = await reasoning();
+    expect(shown.choices[0]!.message.reasoning).toMatch(/The user wrote/);
+    const hidden = await reasoning(false);
+    expect(hidden.choices[0]!.message.reasoning).toBeUndefined();
+    // Reasoned all the same, and billed: only the text is held back.
+    expect(hidden.usage.completion_tokens_details.reasoning_tokens).toBe(
+      shown.usage.completion_tokens_details.reasoning_tokens,
+    );
+    expect(hidden.choices[0]!.message.content).toBe(shown.choices[0]!.message.content);
+  });
+
   it("tool_choice allowed_tools: only the tools named are offered, in its mode; an unknown name is a 400", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { client } = openai(acct.apiKey);

@@ -199,6 +199,19 @@ describe("POST /messages with @anthropic-ai/sdk", () => {
 });
 
 describe("errors in Anthropic's envelope", () => {
+  it("400 for mcp_servers: the gateway connects to none, and an answer without their tools would pass for one", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res } = await post("/messages", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      max_tokens: 16,
+      messages: hi,
+      mcp_servers: [{ type: "url", url: "https://mcp.example.com/sse", name: "x" }],
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    expect(body.error.message).toContain("mcp_servers is not supported");
+  });
+
   it("400 (max_tokens missing) names the field; the client raises BadRequestError", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { res } = await post("/messages", acct.apiKey, { model: "sandbox/chat-echo", messages: hi });

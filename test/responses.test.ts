@@ -386,11 +386,33 @@ describe("failures and limits", () => {
     expect(gen!.costMicros).toBeGreaterThan(0);
   });
 
+  it("takes null where the openai client's types allow it (store, stream) and every includable it knows", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const res = await call("/responses", {
+      key: acct.apiKey,
+      method: "POST",
+      body: {
+        model: "sandbox/chat-echo",
+        input: "hi",
+        store: null,
+        stream: null,
+        include: [
+          "message.output_text.logprobs",
+          "web_search_call.results",
+          "web_search_call.action.sources",
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { status: string }).status).toBe("completed");
+  });
+
   it("refuses what a stateless gateway cannot do with a 400, recording nothing", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ store: true }, "store"],
       [{ previous_response_id: "resp_1" }, "previous_response_id"],
+      [{ conversation: "conv_1" }, "conversation"],
       [{ background: true }, "background"],
       [{ tools: [{ type: "web_search" }] }, "tools[0]"],
       [{ input: [{ type: "item_reference", id: "msg_1" }] }, "item_reference"],

@@ -399,6 +399,18 @@ export function withAllowedTools(body: ChatRequestBody): ChatRequestBody {
   return { ...body, tools, tool_choice: choice.allowed_tools.mode };
 }
 
+/** `include_reasoning` as `reasoning`: false is `exclude: true`, true is `enabled: true`; `reasoning` wins. */
+export function withIncludeReasoning(body: ChatRequestBody): ChatRequestBody {
+  const include = body.include_reasoning;
+  if (include == null) return body;
+  if (!include) {
+    return body.reasoning?.exclude !== undefined
+      ? body
+      : { ...body, reasoning: { ...body.reasoning, exclude: true } };
+  }
+  return body.reasoning || body.reasoning_effort ? body : { ...body, reasoning: { enabled: true } };
+}
+
 /**
  * Runs a chat request (already under its preset) and answers it in the client's format: SSE with
  * `stream: true`, else one JSON body. A stream that breaks before the JSON answer is complete is a
@@ -422,7 +434,7 @@ async function chatUnderPolicy(
   const auth = c.get("auth");
   const model = body.model ?? body.models?.[0];
   if (!model) throw badRequest("model is required (or models, or preset)");
-  body = withAllowedTools(body);
+  body = withIncludeReasoning(withAllowedTools(body));
   const plugins = pluginPlanOf(body);
   const { healJson } = plugins;
   const { messages, sent, flags } = filteredPrompt(body, auth.policy);

@@ -120,7 +120,7 @@ export const ChatRequestSchema = z
     model: z.string().min(1).optional(),
     /** Fallback models, tried in order when the model's providers all fail. */
     models: z.array(z.string().min(1)).max(10).optional(),
-    stream: z.boolean().optional(),
+    stream: z.boolean().nullish(),
     /** One choice per request: more would be silently dropped, so more is refused. */
     n: z.int().min(1).max(1, "n must be 1: the gateway returns one choice per request").nullish(),
     /** Deprecated: usage is always reported; accepted and ignored. */
@@ -148,6 +148,8 @@ export const ChatRequestSchema = z
     response_format: ResponseFormatSchema.optional(),
     reasoning: ReasoningSchema.optional(),
     reasoning_effort: z.enum(["xhigh", "high", "medium", "low", "minimal", "none"]).nullish(),
+    /** OpenRouter's legacy form: false hides the reasoning (`reasoning.exclude`), true asks for it. */
+    include_reasoning: z.boolean().nullish(),
     /** Routing preferences, plus `options` keyed by provider slug (only the chosen provider's entry is sent). */
     provider: ProviderPreferencesSchema.extend(ProviderPassthroughSchema.shape).nullish(),
     preset: z.string().min(1).optional(),
@@ -155,16 +157,16 @@ export const ChatRequestSchema = z
     transforms: z.array(z.string()).max(16).optional(),
     user: EndUserSchema.optional(),
     session_id: SessionIdSchema.optional(),
-    metadata: MetadataSchema.optional(),
+    metadata: MetadataSchema.nullish(),
     trace: TraceSchema.optional(),
     debug: z.object({ echo_upstream_body: z.boolean().optional() }).optional(),
     cache_control: CacheControl,
-    prompt_cache_key: z.string().max(256).optional(),
+    prompt_cache_key: z.string().max(256).nullish(),
     service_tier: z.string().max(32).nullish(),
     modalities: z
       .array(z.enum(["text", "image", "audio"]))
       .max(8)
-      .optional(),
+      .nullish(),
   })
   .openapi("ChatRequest");
 export type ChatRequestBody = z.infer<typeof ChatRequestSchema>;

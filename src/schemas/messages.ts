@@ -147,6 +147,14 @@ const messagesFields = {
   top_k: z.int().min(0).optional(),
   tools: z.array(ToolSchema).max(512).optional(),
   tool_choice: ToolChoiceSchema.optional(),
+  /** Refused rather than ignored: an answer without the servers' tools would pass for one with them. */
+  mcp_servers: z
+    .array(z.unknown())
+    .max(
+      0,
+      "mcp_servers is not supported: the gateway connects to no MCP server (send their tools as client tools)",
+    )
+    .optional(),
   thinking: ThinkingSchema.optional(),
   metadata: z.object({ user_id: z.string().max(256).nullish() }).optional(),
   cache_control: CacheControl,

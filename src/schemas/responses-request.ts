@@ -17,6 +17,9 @@ export const INCLUDE_VALUES = [
   "computer_call_output.output.image_url",
   "reasoning.encrypted_content",
   "code_interpreter_call.outputs",
+  "message.output_text.logprobs",
+  "web_search_call.results",
+  "web_search_call.action.sources",
 ] as const;
 
 /** `fast` is an alias of `priority` and is normalised to it. */
@@ -63,12 +66,18 @@ export const ResponsesRequestSchema = z
     top_logprobs: z.int().min(0).max(20).nullable().optional(),
     parallel_tool_calls: z.boolean().nullable().optional(),
     background: z.boolean().nullable().optional(),
-    stream: z.boolean().default(false),
-    store: z.literal(false, { error: "store must be false: responses are not stored" }).default(false),
+    stream: z.boolean().nullable().default(false),
+    store: z
+      .literal(false, { error: "store must be false: responses are not stored" })
+      .nullable()
+      .default(false),
     previous_response_id: z
       .null({
         error: "previous_response_id is not supported: send the conversation history in `input` instead",
       })
+      .optional(),
+    conversation: z
+      .null({ error: "conversation is not supported: send the conversation history in `input` instead" })
       .optional(),
     include: z.array(z.enum(INCLUDE_VALUES)).max(32).nullable().optional(),
     modalities: z

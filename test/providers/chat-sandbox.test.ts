@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import catalogJson from "../../catalog/catalog.json";
 import { CatalogSchema } from "../../src/catalog/schema";
+import { Folded } from "../../src/inference/chat-stream";
 import { UpstreamError } from "../../src/providers/errors";
 import { supports } from "../../src/providers/registry";
 import { sandboxAdapter } from "../../src/providers/sandbox";
@@ -327,7 +328,7 @@ describe("sandbox/chat-tools", () => {
 });
 
 describe("sandbox/chat-reasoning", () => {
-  it("streams reasoning, then one reasoning_details entry, then the answer; reasoning tokens in usage", async () => {
+  it("streams reasoning, each delta also a fragment of one reasoning_details entry, then the answer; reasoning tokens in usage", async () => {
     const chunks = await collect(await chat(say("think about this"), ctx("chat-reasoning")));
     const ds = deltas(chunks);
     const firstContent = ds.findIndex((d) => d.content !== undefined);
@@ -338,9 +339,19 @@ describe("sandbox/chat-reasoning", () => {
     expect(reasoning).toBe(
       'The user wrote 3 words. The sandbox answers by echoing them, so the reply starts with "You said".',
     );
-    const details = ds.flatMap((d) => d.reasoning_details ?? []);
-    expect(details).toEqual([{ type: "reasoning.text", text: reasoning, format: "unknown", index: 0 }]);
-    expect(ds.findIndex((d) => d.reasoning_details)).toBeLessThan(firstContent);
+    // Every reasoning delta carries the same text as a detail fragment (clients read one or the other,
+    // never both), and the fragments fold into one entry.
+    for (const d of ds.filter((d) => d.reasoning !== undefined)) {
+      expect(d.reasoning_details).toEqual([
+        { type: "reasoning.text", text: d.reasoning, format: "unknown", index: 0 },
+      ]);
+    }
+    expect(ds.filter((d) => d.reasoning_details && d.reasoning === undefined)).toEqual([]);
+    const folded = new Folded();
+    for (const chunk of chunks) folded.add(chunk);
+    expect(folded.reasoningDetails).toEqual([
+      { type: "reasoning.text", text: reasoning, format: "unknown", index: 0 },
+    ]);
     const reasoningWords = reasoning.split(" ").length;
     const answerWords = contentOf(chunks).split(" ").length;
     expect(last(chunks).usage).toEqual({

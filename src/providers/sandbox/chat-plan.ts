@@ -131,7 +131,8 @@ export function reasoningText(request: ChatRequest): string {
 }
 
 /**
- * Reasoning words first, then one reasoning_details entry holding the whole reasoning, then the echo.
+ * Reasoning words first, each delta carrying the word both as `reasoning` and as a fragment of one
+ * `reasoning_details` entry (as OpenRouter streams it: clients read one or the other), then the echo.
  * `reasoning.max_tokens` cuts the reasoning; `enabled: false` or effort `none` skips it; `exclude`
  * reasons without showing it (the tokens are still reported, as upstreams bill them).
  */
@@ -141,13 +142,16 @@ export function reasoningPlan(request: ChatRequest): Plan {
   if (r?.enabled === false || r?.effort === "none") return { ...plan, reasons: true };
   const words = wordsOf(reasoningText(request)).slice(0, r?.max_tokens ?? undefined);
   if (r?.exclude) return { ...plan, hiddenReasoningTokens: words.length, reasons: true };
-  const text = words.join(" ");
-  const details: Step = {
-    delta: { reasoning_details: [{ type: "reasoning.text", text, format: "unknown", index: 0 }] },
-    tokens: 0,
-    reasoning: true,
-  };
-  return { ...plan, steps: [...wordSteps(text, "reasoning"), details, ...plan.steps], reasons: true };
+  const steps = wordSteps(words.join(" "), "reasoning").map((step) => ({
+    ...step,
+    delta: {
+      ...step.delta,
+      reasoning_details: [
+        { type: "reasoning.text", text: step.delta.reasoning!, format: "unknown", index: 0 },
+      ],
+    },
+  }));
+  return { ...plan, steps: [...steps, ...plan.steps], reasons: true };
 }
 
 // ---------- tools ----------
