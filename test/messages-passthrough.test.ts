@@ -236,7 +236,7 @@ describe("an Anthropic upstream's stream passed through to a Messages client", (
     const frames = (await res.text()).split("\n\n").filter(Boolean);
     expect(frames[1]!.startsWith("event: debug\n")).toBe(true);
     const debug = JSON.parse(frames[1]!.split("\n")[1]!.slice(6));
-    expect(debug.debug.echo_upstream_body[0]).toMatchObject({
+    expect(debug.debug.echo_upstream_body).toMatchObject({
       model: "claude-sonnet-4-20250514",
       stream: true,
     });

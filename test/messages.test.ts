@@ -358,6 +358,25 @@ describe("the stream on the wire", () => {
     expect(gen!.costMicros).toBeGreaterThan(0);
   });
 
+  it("debug.echo_upstream_body: one debug event per attempted provider, the failed attempt's first", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const sent = await post("/messages", acct.apiKey, {
+      model: "sandbox/chat-failover",
+      stream: true,
+      max_tokens: 20,
+      debug: { echo_upstream_body: true },
+      messages: hi,
+    });
+    const frames = (await sent.res.text()).split("\n\n").filter((f) => f.startsWith("event: debug\n"));
+    await sent.settled();
+    const bodies = frames.map(
+      (f) =>
+        (JSON.parse(f.split("\n")[1]!.slice(6)) as { debug: { echo_upstream_body: { model: string } } })
+          .debug,
+    );
+    expect(bodies.map((b) => b.echo_upstream_body.model)).toEqual(["chat-always-503", "chat-echo"]);
+  });
+
   it("fails over before the first byte: the attempt log shows the failed provider, then the one that served", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { res, settled } = await post("/messages", acct.apiKey, {

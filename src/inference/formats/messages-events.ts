@@ -10,6 +10,10 @@ export const isObject = (v: unknown): v is Json => typeof v === "object" && v !=
 /** One SSE frame with its `event:` line (the Anthropic client ignores frames without one). */
 export const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
+/** `debug.echo_upstream_body`: one `event: debug` frame per body sent upstream, failed attempts' first. */
+export const debugFrames = (bodies: unknown[]) =>
+  bodies.map((body) => frame("debug", { type: "debug", debug: { echo_upstream_body: body } })).join("");
+
 /**
  * The `message_start` event of a message the gateway writes: no content yet, and until `message_delta`
  * brings the real counts, the prompt as estimated for admission.

@@ -15,6 +15,7 @@ import {
   type StreamFormat,
 } from "../chat-stream";
 import {
+  debugFrames,
   failureDelta,
   frame,
   gatewayCost,
@@ -36,7 +37,7 @@ export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
   const debug = () => {
     if (debugged) return "";
     debugged = true;
-    return frame("debug", { type: "debug", debug: { echo_upstream_body: meta.echo } });
+    return debugFrames(meta.echo ?? []);
   };
   const indexOf = (data: string) => {
     const index = parseEventObject(data)?.index;

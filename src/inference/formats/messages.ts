@@ -7,6 +7,7 @@ import type { ChatChunk } from "../../providers/types";
 import type { ChatClientFormat } from "../chat";
 import { type BodyFormat, type ChatMeta, chargedOnFailure, type StreamFormat } from "../chat-stream";
 import {
+  debugFrames,
   failureDelta,
   frame,
   type Json,
@@ -148,10 +149,7 @@ export function messagesStream(meta: ChatMeta): StreamFormat {
 
   return {
     open: () => {
-      const debug =
-        meta.echo === undefined
-          ? ""
-          : frame("debug", { type: "debug", debug: { echo_upstream_body: meta.echo } });
+      const debug = meta.echo === undefined ? "" : debugFrames(meta.echo);
       return `${frame("message_start", startEvent(meta))}${debug}`;
     },
     chunk: (chunk) => {
