@@ -125,6 +125,11 @@ describe("GET /generation", () => {
         totalCost: usage.cost,
       });
       expect(data.providerResponses!.map((r) => r.status)).toEqual([503, 200]);
+      // Each attempt names its model by its permanent slug, as GET /activity does.
+      expect(data.providerResponses!.map((r) => r.modelPermaslug)).toEqual([
+        "sandbox/chat-failover-20260101",
+        "sandbox/chat-failover-20260101",
+      ]);
     }
     expect(usage.cost).toBeGreaterThan(0);
   });

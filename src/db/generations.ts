@@ -74,7 +74,14 @@ function originOf(referer: string | null): string {
   }
 }
 
-export function generationToWire(row: GenerationRow): Generation {
+/**
+ * A record as `GET /generation` answers it. `permaslug` gives a model's permanent slug (its canonical
+ * slug in the catalog, as `GET /activity` names it); a model since dropped keeps its slug.
+ */
+export function generationToWire(
+  row: GenerationRow,
+  permaslug: (slug: string) => string = (s) => s,
+): Generation {
   const u = row.usage ?? {};
   const n = (k: string) => (typeof u[k] === "number" ? u[k] : null);
   const attempts = (row.attempts ?? []) as AttemptEntry[];
@@ -119,7 +126,7 @@ export function generationToWire(row: GenerationRow): Generation {
     provider_responses: attempts.map((a) => ({
       ...(a.endpoint_id ? { endpoint_id: a.endpoint_id } : {}),
       ...(a.provider ? { provider_name: a.provider } : {}),
-      ...(a.model ? { model_permaslug: a.model } : {}),
+      ...(a.model ? { model_permaslug: permaslug(a.model) } : {}),
       ...(a.byok !== undefined ? { is_byok: a.byok } : {}),
       ...(a.duration_ms !== undefined ? { latency: a.duration_ms } : {}),
       // A served attempt's log holds no status: the provider answered 200.

@@ -91,16 +91,20 @@ export const activityRoutes = createRouter()
   })
   .openapi(listGenerationsRoute, async (c) => {
     const q = c.req.valid("query");
-    const { rows, more } = await listGenerations(c.env.DB, {
-      accountId: c.get("auth").account.id,
-      model: q.model,
-      status: q.status,
-      keyHash: q.key_hash,
-      limit: q.limit,
-      offset: q.offset,
-    });
+    const [{ rows, more }, catalog] = await Promise.all([
+      listGenerations(c.env.DB, {
+        accountId: c.get("auth").account.id,
+        model: q.model,
+        status: q.status,
+        keyHash: q.key_hash,
+        limit: q.limit,
+        offset: q.offset,
+      }),
+      getCatalog(c.env.DB),
+    ]);
+    const permaslug = (slug: string) => findModel(catalog, slug)?.canonicalSlug ?? slug;
     const data = rows.map((row) => ({
-      ...generationToWire(row),
+      ...generationToWire(row, permaslug),
       status: row.status,
       api_key_hash: row.keyHash,
     }));

@@ -1,5 +1,7 @@
 // GET /generation?id=: a generation's record (model, provider, tokens, cost, attempts) for the account that made it.
 import { z } from "@hono/zod-openapi";
+import { getCatalog } from "../catalog/cache";
+import { findModel } from "../catalog/types";
 import { findGeneration, generationToWire } from "../db/generations";
 import { notFound } from "../lib/errors";
 import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
@@ -26,7 +28,11 @@ export const generationsRoutes = createRouter().openapi(getGeneration, async (c)
   // management) read the account's generations. Another account's id answers as an unknown one.
   // Records are written off the response path (waitUntil), so a just-finished generation may not be
   // there yet: that is a 404 too, and a client retries.
-  const row = await findGeneration(c.env.DB, c.get("auth").account.id, id);
+  const [row, catalog] = await Promise.all([
+    findGeneration(c.env.DB, c.get("auth").account.id, id),
+    getCatalog(c.env.DB),
+  ]);
   if (!row) throw notFound(`Generation '${id}' not found`);
-  return c.json({ data: generationToWire(row) }, 200);
+  const permaslug = (slug: string) => findModel(catalog, slug)?.canonicalSlug ?? slug;
+  return c.json({ data: generationToWire(row, permaslug) }, 200);
 });
