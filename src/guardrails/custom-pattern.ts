@@ -36,7 +36,11 @@ export interface ScanBudget {
   remaining: number;
   /** The patterns this request already looked up (compiled at most once a request, whatever the cache). */
   seen?: Map<string, CustomPattern | null>;
+  /** Each text's folded form (see fold.ts), made once a request. */
+  folds?: Map<string, Fold | null>;
 }
+
+import type { Fold } from "./fold";
 
 export const newScanBudget = (): ScanBudget => ({ remaining: CUSTOM_SCAN_BUDGET });
 

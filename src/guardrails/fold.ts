@@ -1,0 +1,100 @@
+// The text as content filters read it: compatibility forms folded (NFKC: fullwidth letters and signs,
+// ligatures, no-break and ideographic spaces) and invisible format characters (zero-width spaces and
+// joiners, soft hyphens, direction marks) dropped, so `bob＠example.com` or `ig\u200bnore` match as
+// their plain forms do. Matches found in the folded text are mapped back to the text as sent, so a
+// redaction replaces exactly what the caller wrote.
+
+/** Code points that render as nothing (or only steer rendering): a filter reads through them. */
+const INVISIBLE_RANGES: Array<[number, number]> = [
+  [0x00ad, 0x00ad], // soft hyphen
+  [0x034f, 0x034f], // combining grapheme joiner
+  [0x061c, 0x061c], // Arabic letter mark
+  [0x115f, 0x1160], // Hangul fillers
+  [0x17b4, 0x17b5], // Khmer inherent vowels
+  [0x180b, 0x180f], // Mongolian selectors and vowel separator
+  [0x200b, 0x200f], // zero-width space, non-joiner, joiner; direction marks
+  [0x202a, 0x202e], // direction embeddings and overrides
+  [0x2060, 0x2064], // word joiner, invisible operators
+  [0x2066, 0x206f], // direction isolates, deprecated format characters
+  [0x3164, 0x3164], // Hangul filler
+  [0xfe00, 0xfe0f], // variation selectors
+  [0xfeff, 0xfeff], // zero-width no-break space
+  [0xffa0, 0xffa0], // halfwidth Hangul filler
+];
+const isInvisible = (cp: number) => INVISIBLE_RANGES.some(([lo, hi]) => cp >= lo && cp <= hi);
+const hasInvisible = (run: string) => {
+  for (const ch of run) if (isInvisible(ch.codePointAt(0)!)) return true;
+  return false;
+};
+const NON_ASCII_RUN = /[\u0080-\uFFFF]+/g;
+/** Folding a character costs the scan budget as much as reading ten (see custom-pattern.ts). */
+export const FOLD_UNITS_PER_CHAR = 1;
+
+/** A character of the original (at `from`, `length` code units) that reads as `to` in the folded text. */
+interface Change {
+  /** Where its folded form starts in the folded text. */
+  at: number;
+  /** Its folded form's length (0 when dropped). */
+  folded: number;
+  from: number;
+  length: number;
+}
+
+export interface Fold {
+  text: string;
+  /** In order; every character between two changes is the same in both texts. */
+  changes: Change[];
+}
+
+/**
+ * The folded text, or null when folding changes nothing (an ASCII text, or one already in NFKC with
+ * nothing invisible): filters then read the text as sent.
+ */
+export function fold(text: string): Fold | null {
+  NON_ASCII_RUN.lastIndex = 0;
+  if (!NON_ASCII_RUN.test(text)) return null;
+  const changes: Change[] = [];
+  let out = "";
+  let copied = 0;
+  NON_ASCII_RUN.lastIndex = 0;
+  for (const run of text.matchAll(NON_ASCII_RUN)) {
+    const value = run[0];
+    // A run already in its folded form (most non-Latin text) is kept whole.
+    if (!hasInvisible(value) && value.normalize("NFKC") === value) continue;
+    out += text.slice(copied, run.index);
+    copied = run.index;
+    for (const ch of value) {
+      const to = isInvisible(ch.codePointAt(0)!) ? "" : ch.normalize("NFKC");
+      if (to !== ch) changes.push({ at: out.length, folded: to.length, from: copied, length: ch.length });
+      out += to;
+      copied += ch.length;
+    }
+  }
+  if (changes.length === 0) return null;
+  return { text: out + text.slice(copied), changes };
+}
+
+/** The characters of the text as sent that the folded text's code unit `q` was read from. */
+function sourceOf(f: Fold, q: number): [number, number] {
+  // The last change that starts at or before q (a dropped character takes no room in the folded text).
+  let lo = 0;
+  let hi = f.changes.length - 1;
+  let last = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (f.changes[mid]!.at <= q) {
+      last = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  if (last < 0) return [q, q + 1];
+  const c = f.changes[last]!;
+  if (q < c.at + c.folded) return [c.from, c.from + c.length];
+  const original = q + (c.from + c.length) - (c.at + c.folded);
+  return [original, original + 1];
+}
+
+/** Spans found in the folded text, as spans of the text as sent (each covers the characters it read). */
+export function unfoldSpans(f: Fold, spans: Array<[number, number]>): Array<[number, number]> {
+  return spans.map(([start, end]) => [sourceOf(f, start)[0], sourceOf(f, Math.max(start, end - 1))[1]]);
+}
