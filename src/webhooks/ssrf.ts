@@ -12,6 +12,12 @@ const BLOCKED_HOST_SUFFIXES = [
   "intranet",
   "lan",
   "home.arpa",
+  // Names that never resolve on the public internet but do inside clusters and corporate networks:
+  // Kubernetes services (`name.namespace.svc`), and the TLDs ICANN keeps undelegated for private use.
+  "svc",
+  "corp",
+  "home",
+  "invalid",
   "in-addr.arpa",
   "ip6.arpa",
   // Public wildcard DNS services that resolve a name to the IP embedded in it.

@@ -55,6 +55,11 @@ export const BLOCKED_URLS = [
   "https://10.0.0.1.sslip.io/video",
   "https://app.localtest.me/video",
   "https://router.home.arpa/video",
+  "https://kubernetes.default.svc/video",
+  "https://api.payments.svc/video",
+  "https://wiki.corp/video",
+  "https://nas.home./video",
+  "https://hooks.invalid/video",
   // IPv4 loopback, private, link-local, CGNAT, metadata, reserved
   "https://127.0.0.1/video",
   "https://127.1.2.3/video",
