@@ -14,15 +14,27 @@ const AUDIO_CHARS_PER_TOKEN = 500;
  */
 const AUDIO_CEILING_CHARS_PER_TOKEN = 25;
 
+/** Characters a token where the estimate must not fall short: middle-out fitting, the gateway's token count. */
+export const GENEROUS_CHARS_PER_TOKEN = 3;
 /**
- * Prompt tokens, estimated generously before the call: about 3 characters a token of the messages' JSON,
- * plus framing. Images and audio are estimated by kind rather than by their base64 text (a 3 MB photo
- * is about 2,000 tokens, not a million): the estimate is the reservation, and the usage billed when an
- * upstream reports none. A file part (a PDF) stays at its characters: its pages decide its tokens.
+ * Characters a token where the estimate is billed (a stream cut before the upstream's usage): what
+ * common tokenizers make of English, so a cut answer is not billed above a whole one (at 3, a probe's
+ * cancelled stream was billed twice the prompt the provider counts for the complete one).
  */
-export function estimatePromptTokens(messages: ChatMessage[]): number {
+export const BILLED_CHARS_PER_TOKEN = 4;
+
+/**
+ * Prompt tokens, estimated before the call: `charsPerToken` characters a token of the messages' JSON,
+ * plus framing. Images and audio are estimated by kind rather than by their base64 text (a 3 MB photo
+ * is about 2,000 tokens, not a million). A file part (a PDF) stays at its characters: its pages decide
+ * its tokens.
+ */
+export function estimatePromptTokens(
+  messages: ChatMessage[],
+  charsPerToken = GENEROUS_CHARS_PER_TOKEN,
+): number {
   const { chars, mediaTokens } = promptText(messages, (text) => text.length, AUDIO_CHARS_PER_TOKEN);
-  return Math.ceil(chars / 3) + mediaTokens + 4 * messages.length;
+  return Math.ceil(chars / charsPerToken) + mediaTokens + 4 * messages.length;
 }
 
 /**
@@ -94,9 +106,9 @@ export function hasFileByUrl(messages: ChatMessage[]): boolean {
   return false;
 }
 
-/** Tokens of a JSON value at 3 characters a token (0 when absent). */
-const jsonTokens = (value: unknown): number =>
-  value == null ? 0 : Math.ceil((JSON.stringify(value)?.length ?? 0) / 3);
+/** Tokens of a JSON value at `charsPerToken` characters a token (0 when absent). */
+const jsonTokens = (value: unknown, charsPerToken: number): number =>
+  value == null ? 0 : Math.ceil((JSON.stringify(value)?.length ?? 0) / charsPerToken);
 /** The most tokens a JSON value can be: its UTF-8 bytes (0 when absent). */
 const jsonTokenCeiling = (value: unknown): number =>
   value == null ? 0 : utf8Bytes(JSON.stringify(value) ?? "");
@@ -109,8 +121,13 @@ const jsonTokenCeiling = (value: unknown): number =>
 export function estimateRequestTokens(
   messages: ChatMessage[],
   beside: { tools?: unknown; responseFormat?: unknown },
+  charsPerToken = GENEROUS_CHARS_PER_TOKEN,
 ): number {
-  return estimatePromptTokens(messages) + jsonTokens(beside.tools) + jsonTokens(beside.responseFormat);
+  return (
+    estimatePromptTokens(messages, charsPerToken) +
+    jsonTokens(beside.tools, charsPerToken) +
+    jsonTokens(beside.responseFormat, charsPerToken)
+  );
 }
 
 /** The most tokens the whole prompt can be (see promptTokenCeiling): what admission reserves. */

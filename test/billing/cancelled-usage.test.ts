@@ -106,6 +106,10 @@ describe("a stream the client leaves before its usage", () => {
     });
     expect(record.status).toBe("cancelled");
     expect(record.usage).toMatchObject({ completion_tokens: 4, estimated: 1 });
-    expect((record.usage as { prompt_tokens: number }).prompt_tokens).toBeGreaterThanOrEqual(1_000);
+    // About 4 characters a token of the messages' JSON (3,000 characters: 750 and framing), as common
+    // tokenizers count English: a cut answer is not billed above a whole one.
+    const prompt = (record.usage as { prompt_tokens: number }).prompt_tokens;
+    expect(prompt).toBeGreaterThanOrEqual(750);
+    expect(prompt).toBeLessThan(800);
   });
 });
