@@ -350,3 +350,46 @@ describe("content filters on embeddings given as token ids", () => {
     expect((await status("/embeddings", flagged, tokens)).status).toBe(200);
   });
 });
+
+describe("content filters on inline text files", () => {
+  const file = (data: string) => ({
+    model: "sandbox/chat-echo",
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "summarise" },
+          { type: "file", file: { filename: "notes.txt", file_data: data } },
+        ],
+      },
+    ],
+  });
+  const base64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+
+  it("read a text file given inline (base64 or not, any text type); a PDF passes as sent", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    for (const data of [
+      `data:text/plain;base64,${base64("the BANANA plan")}`,
+      `data:application/json;base64,${base64('{"fruit": "BANANA"}')}`,
+      `data:text/csv,${encodeURIComponent("a,BANANA")}`,
+    ]) {
+      expect((await status("/chat/completions", acct, file(data))).status, data).toBe(403);
+    }
+    // A redaction reaches the provider in the file, encoded as it was sent.
+    const sent = JSON.parse(
+      await upstreamBody(
+        acct,
+        file(`data:text/plain;charset=utf-8;base64,${base64("ask kiwi42 — déjà vu")}`),
+      ),
+    ) as { echo_upstream_body: { messages: Array<{ content: Array<{ file?: { file_data: string } }> }> } };
+    const data = sent.echo_upstream_body.messages[0]!.content[1]!.file!.file_data;
+    expect(data.startsWith("data:text/plain;charset=utf-8;base64,")).toBe(true);
+    expect(new TextDecoder().decode(Uint8Array.from(atob(data.split(",")[1]!), (c) => c.charCodeAt(0)))).toBe(
+      "ask [KIWI] — déjà vu",
+    );
+    // Not text: passed as sent (its bytes are not what the model reads as text).
+    const pdf = `data:application/pdf;base64,${base64("%PDF-1.4 BANANA")}`;
+    expect((await status("/chat/completions", acct, file(pdf))).status).toBe(200);
+  });
+});

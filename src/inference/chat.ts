@@ -6,6 +6,7 @@ import type { Pricing } from "../catalog/schema";
 import { type CatalogEndpointEntry, OUTPUT_MODALITY } from "../catalog/types";
 import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
+import { visitTextFile } from "../guardrails/text-files";
 import { badRequest, clientClosedResponse, forbidden } from "../lib/errors";
 import { scrubbingIterator, UpstreamError } from "../providers/errors";
 import { getAdapter } from "../providers/registry";
@@ -210,7 +211,8 @@ export function chatRequirements(body: ChatRequestBody): Requirement[] {
  */
 export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof filterTexts>[0]) {
   if (policy.filters.length === 0) return { messages: body.messages as ChatMessage[], sent: body, flags: [] };
-  // Every text the provider reads, in one list: content and text parts, file names, participants' names,
+  // Every text the provider reads, in one list: content and text parts, file names and inline text files,
+  // participants' names,
   // an assistant turn's tool-call arguments, refusal, reasoning and reasoning details' text and summaries;
   // each tool's description,
   // and the descriptions and titles in its parameters' schema and in the response format's.
@@ -227,12 +229,15 @@ export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof 
     })),
     response_format: schemaTexts(body.response_format, visit),
   });
-  const part = (p: ChatContentPartBody, visit: (text: string) => string): ChatContentPartBody =>
-    p.type === "text"
-      ? { ...p, text: visit(p.text) }
-      : p.type === "file" && p.file.filename != null
-        ? { ...p, file: { ...p.file, filename: visit(p.file.filename) } }
-        : p;
+  const part = (p: ChatContentPartBody, visit: (text: string) => string): ChatContentPartBody => {
+    if (p.type === "text") return { ...p, text: visit(p.text) };
+    if (p.type !== "file") return p;
+    const file = { ...p.file };
+    if (file.filename != null) file.filename = visit(file.filename);
+    // An inline text file (text/plain, JSON, CSV, ...) is text the model reads.
+    if (file.file_data != null) file.file_data = visitTextFile(file.file_data, visit);
+    return { ...p, file };
+  };
   const walk = (visit: (text: string) => string) =>
     body.messages.map((m) => {
       const content =
