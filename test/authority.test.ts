@@ -10,7 +10,7 @@ import { getDb, tables } from "../src/db/client";
 import { BLOCK_GRACE_MS, BLOCK_MS } from "../src/ledger/blocks";
 import { usdToMicros } from "../src/lib/money";
 import { UNADMITTED_MAX_AGE_MS } from "../src/middleware/auth";
-import { addByok, createAccount, createKey, type TestAccount } from "./helpers/accounts";
+import { addByok, createAccount, createKey, defaultGuardrail, type TestAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 
 const db = () => getDb(env.DB);
@@ -141,12 +141,7 @@ describe("content filters added elsewhere apply to the first request admitted af
   for (const [name, path, body] of routes) {
     it(`${name}: the request is filtered under the re-read key, not the cached one`, async () => {
       const acct = await createAccount({ creditsUsd: 5 });
-      await db().insert(tables.guardrails).values({
-        id: acct.defaultGuardrailId,
-        accountId: acct.accountId,
-        workspaceId: acct.workspaceId,
-        name: "No filters yet",
-      });
+      await defaultGuardrail(acct, { name: "No filters yet" });
       await warm(acct.apiKey);
       await changedElsewhere(acct, () =>
         db()

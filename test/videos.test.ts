@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { getDb, tables } from "../src/db/client";
 import { pricedResolution } from "../src/schemas/videos";
 import type { VideoJob } from "../src/videos/job";
-import { createAccount } from "./helpers/accounts";
+import { createAccount, defaultGuardrail } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 import { driveUntil, poll, sdk, stateOf, step, stubOf, submitOk } from "./helpers/videos";
 
@@ -74,15 +74,9 @@ describe("video job lifecycle", () => {
 
   it("a flag filter's note on the prompt reaches the job's generation record", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    await getDb(env.DB)
-      .insert(tables.guardrails)
-      .values({
-        id: acct.defaultGuardrailId,
-        accountId: acct.accountId,
-        workspaceId: acct.workspaceId,
-        name: "Watch for mail",
-        contentFilterBuiltins: [{ slug: "email", action: "flag", label: "mail" }],
-      });
+    await defaultGuardrail(acct, {
+      contentFilterBuiltins: [{ slug: "email", action: "flag", label: "mail" }],
+    });
     const job = await submitOk(acct.apiKey, { ...body, prompt: "a letter to bob@example.com" });
     for (let i = 0; i < 3; i++) await step(job.id);
     const done = await sdk(acct.apiKey).videoGeneration.getGeneration({ jobId: job.id });
