@@ -393,3 +393,34 @@ describe("content filters on inline text files", () => {
     expect((await status("/chat/completions", acct, file(pdf))).status).toBe(200);
   });
 });
+
+describe("content filters on media given by URL", () => {
+  const withPart = (part: Record<string, unknown>) => ({
+    model: "sandbox/chat-echo",
+    messages: [{ role: "user", content: [{ type: "text", text: "look" }, part] }],
+  });
+
+  it("read the URL the provider is sent (an image's, a file's); inline image data is not text", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const image = (url: string) => withPart({ type: "image_url", image_url: { url } });
+    const byUrl = (url: string) => withPart({ type: "file", file: { filename: "doc.pdf", file_data: url } });
+    expect(
+      (await status("/chat/completions", acct, image("https://img.example.com/BANANA.png"))).status,
+    ).toBe(403);
+    expect(
+      (await status("/chat/completions", acct, byUrl("https://files.example.com/BANANA.pdf"))).status,
+    ).toBe(403);
+    // A redaction reaches the provider in the URL.
+    const sent = JSON.parse(await upstreamBody(acct, image("https://img.example.com/kiwi42.png"))) as {
+      echo_upstream_body: { messages: Array<{ content: Array<{ image_url?: { url: string } }> }> };
+    };
+    expect(sent.echo_upstream_body.messages[0]!.content[1]!.image_url!.url).toBe(
+      "https://img.example.com/[KIWI].png",
+    );
+    // Base64 of an inline image is not read (it is not text, and a pattern could match its noise):
+    // these letters are base64 that spells the blocked word.
+    const inline = "data:image/png;base64,BANANAAA";
+    expect((await status("/chat/completions", acct, image(inline))).status).toBe(200);
+  });
+});

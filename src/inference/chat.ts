@@ -231,11 +231,21 @@ export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof 
   });
   const part = (p: ChatContentPartBody, visit: (text: string) => string): ChatContentPartBody => {
     if (p.type === "text") return { ...p, text: visit(p.text) };
+    // A URL is sent to the provider as written (inline data is not text: its base64 is skipped).
+    if (p.type === "image_url") {
+      return isDataUrl(p.image_url.url)
+        ? p
+        : { ...p, image_url: { ...p.image_url, url: visit(p.image_url.url) } };
+    }
     if (p.type !== "file") return p;
     const file = { ...p.file };
     if (file.filename != null) file.filename = visit(file.filename);
-    // An inline text file (text/plain, JSON, CSV, ...) is text the model reads.
-    if (file.file_data != null) file.file_data = visitTextFile(file.file_data, visit);
+    // An inline text file (text/plain, JSON, CSV, ...) is text the model reads; a file by URL, its URL.
+    if (file.file_data != null) {
+      file.file_data = isDataUrl(file.file_data)
+        ? visitTextFile(file.file_data, visit)
+        : visit(file.file_data);
+    }
     return { ...p, file };
   };
   const walk = (visit: (text: string) => string) =>
@@ -283,6 +293,8 @@ export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof 
   const messages = walk(next) as ChatMessage[];
   return { messages, sent: walkSchemas(next), flags: verdict.flags };
 }
+
+const isDataUrl = (url: string) => url.slice(0, 5).toLowerCase() === "data:";
 
 /** Schema words that hold prose for the model; the rest (types, names, patterns) is structure. */
 const SCHEMA_PROSE = new Set(["description", "title"]);
