@@ -2,8 +2,9 @@
 // webhook secrets each had their own) still open, and each stays bound to its owner.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { fromBase64, toBase64 } from "../src/lib/base64";
 import { decryptByokKey, encryptByokKey } from "../src/lib/byok-crypto";
-import { fromBase64, MasterKeyError, open, seal, toBase64 } from "../src/lib/sealing";
+import { MasterKeyError, open, seal } from "../src/lib/sealing";
 import { openSecret, sealSecret } from "../src/webhooks/secrets";
 
 const KEY_1 = env.BYOK_MASTER_KEYS ? (JSON.parse(env.BYOK_MASTER_KEYS) as Record<string, string>)["1"]! : "";

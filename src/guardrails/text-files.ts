@@ -1,6 +1,7 @@
 // Text files given inline as data URLs (`data:text/plain;base64,...`, JSON, XML, CSV, ...): their text is
 // what the model reads, so the content filters read it too. Other files (a PDF, an image) are not text a
 // filter can read and pass as sent.
+import { fromBase64, toBase64 } from "../lib/base64";
 
 const TEXT_TYPE =
   /^(?:text\/[\w.+-]+|application\/(?:json|xml|yaml|x-yaml|csv|x-ndjson|javascript|[\w.-]+\+(?:json|xml)))$/;
@@ -9,22 +10,6 @@ const HEADER = /^data:([^;,]{0,128})((?:;[^;,]{0,128}){0,8}),/;
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
-
-function fromBase64(text: string): Uint8Array {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
-function toBase64(bytes: Uint8Array): string {
-  let binary = "";
-  // In slices: spreading a large array into fromCharCode overflows the stack.
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
-}
 
 /**
  * A file's `file_data` with the text of an inline text file passed through `visit` (and written back,

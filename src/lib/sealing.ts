@@ -1,5 +1,6 @@
 // AES-256-GCM under the versioned master keys (BYOK_MASTER_KEYS): the one sealing code behind BYOK
 // credentials and webhook signing secrets. Each caller binds its ciphertexts to their owner through the AAD.
+import { fromBase64, toBase64 } from "./base64";
 
 export interface Sealed {
   /** base64 ciphertext with the GCM tag appended. */
@@ -26,9 +27,6 @@ interface MasterKeys {
 
 const encoder = new TextEncoder();
 let cached: { source: string; keys: Promise<MasterKeys> } | null = null;
-
-export const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
-export const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 
 /** Numeric versions compare as numbers ("10" after "9"), others as strings. */
 function newerVersion(a: string, b: string): string {

@@ -1,19 +1,9 @@
 // Standard Webhooks signatures (the `standardwebhooks` reference library): `v1,<base64 HMAC-SHA256 of
 // id.timestamp.body>` under a `whsec_` secret; this module adds secret generation and multi-secret rotation.
 import { Webhook } from "standardwebhooks";
+import { fromBase64, toBase64 } from "../lib/base64";
 
 const SECRET_PREFIX = "whsec_";
-
-function toBase64(bytes: Uint8Array): string {
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin);
-}
-
-function fromBase64(text: string): Uint8Array {
-  const bin = atob(text);
-  return Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
-}
 
 /** A fresh signing secret: `whsec_` followed by 32 random bytes in base64. */
 export function newWebhookSecret(): string {

@@ -1,4 +1,5 @@
 // OpenAI-shaped chat requests as a Gemini `generateContent` body: contents, system instruction, tools, config.
+import { toBase64 } from "../../lib/base64";
 import { optionsOf } from "../options";
 import type { ChatMessage, ChatRequest } from "../types";
 
@@ -23,11 +24,7 @@ const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null 
 /** The format thought signatures travel in as reasoning_details entries (OpenRouter's name for it). */
 export const GEMINI_REASONING_FORMAT = "google-gemini-v1";
 
-function base64Utf8(text: string): string {
-  let binary = "";
-  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
+const base64Utf8 = (text: string) => toBase64(new TextEncoder().encode(text));
 
 /** `data:<mime>[;base64],<data>` as inline data (Gemini wants base64). */
 function inlineData(url: string): GeminiPart["inlineData"] | undefined {

@@ -1,5 +1,7 @@
 // OpenAI-style POST /embeddings: request mapping and a validated reading of the answer.
+
 import { z } from "zod";
+import { fromBase64 } from "../../lib/base64";
 import { UpstreamError, upstreamErrorFromResponse } from "../errors";
 import type { CallContext, EmbeddingsRequest, EmbeddingsResult } from "../types";
 import type { OpenAiCompatibleOptions } from "./options";
@@ -25,9 +27,7 @@ const AnswerSchema = z.object({
 
 /** Little-endian float32 bytes in base64, as some upstreams answer even when asked for floats. */
 function decodeBase64Floats(b64: string): number[] {
-  const bin = atob(b64);
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  const bytes = fromBase64(b64);
   const view = new DataView(bytes.buffer);
   const out: number[] = [];
   for (let i = 0; i + 4 <= bytes.length; i += 4) out.push(view.getFloat32(i, true));
