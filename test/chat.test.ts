@@ -363,6 +363,49 @@ describe("failures", () => {
     expect(Math.round(last.usage.cost * 1_000_000)).toBe(gen!.costMicros);
   });
 
+  it("not streamed, an upstream that fails mid-answer fails over to the next model: nothing was sent yet", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      models: ["sandbox/chat-error-after-3", "sandbox/chat-echo"],
+      messages: hi,
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      model: string;
+      choices: Array<{ message: { content: string }; finish_reason: string }>;
+      usage: { cost: number };
+    };
+    expect(body.model).toBe("sandbox/chat-echo");
+    expect(body.choices[0]!.finish_reason).toBe("stop");
+    await settled();
+    const gen = await generation(res.headers.get("x-generation-id")!);
+    const attempts = gen!.attempts as Array<{ model: string; outcome: string; status?: number }>;
+    expect(attempts.map((a) => [a.model, a.outcome])).toEqual([
+      ["sandbox/chat-error-after-3", "http"],
+      ["sandbox/chat-echo", "ok"],
+    ]);
+    expect(attempts[0]!.status).toBe(500);
+    // Only the answer that was sent is charged.
+    expect(gen).toMatchObject({ status: "completed", model: "sandbox/chat-echo" });
+    expect(gen!.costMicros).toBe(Math.round(body.usage.cost * 1_000_000));
+    expect(await usageMicros(acct.apiKey)).toBe(gen!.costMicros);
+  });
+
+  it("not streamed, a mid-answer failure with no fallback is a 502 envelope and costs nothing", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-error-after-3",
+      messages: hi,
+    });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(502);
+    await settled();
+    const gen = await generation(res.headers.get("x-generation-id")!);
+    expect(gen).toMatchObject({ status: "failed", costMicros: 0 });
+    expect((gen!.attempts as Array<{ outcome: string }>).map((a) => a.outcome)).toEqual(["http"]);
+    expect(await usageMicros(acct.apiKey)).toBe(0);
+  });
+
   it("a rate limit hit after streaming started arrives as an error chunk: 429, rate_limit_exceeded", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     await addByok(acct, "openai", "sk-user-openai-key");

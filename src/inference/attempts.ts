@@ -30,6 +30,12 @@ export interface RunOptions<T> {
   resolveCredential(attempt: PlannedAttempt): Promise<UpstreamCredential | null>;
   /** The adapter call. Must resolve only once the upstream answered successfully (before any byte is sent). */
   call(attempt: PlannedAttempt, ctx: CallContext): Promise<T>;
+  /**
+   * For an answer sent only once it is whole (a JSON chat answer): reads the rest of it after the first
+   * byte, under the answer's own deadlines. A failure here fails over as one before the first byte does:
+   * the client has been sent nothing.
+   */
+  complete?(value: T): Promise<T>;
   /** Status for "every attempt timed out": 408 for embeddings (as the spec lists), 524 otherwise. */
   timeoutStatus?: 408 | 524;
   /** Aborts everything (e.g. the client went away). */
@@ -92,6 +98,19 @@ async function oneAttempt<T>(
   }
 }
 
+async function completed<T>(
+  value: T,
+  attempt: PlannedAttempt,
+  credential: UpstreamCredential,
+  complete: (value: T) => Promise<T>,
+): Promise<T> {
+  try {
+    return await complete(value);
+  } catch (err) {
+    throw withoutSecrets(toUpstreamError(err, attempt.endpoint.provider, false), [credential.apiKey]);
+  }
+}
+
 export async function runAttempts<T>(plan: RoutePlan, opts: RunOptions<T>): Promise<RunOutcome<T>> {
   const log: AttemptLog[] = [];
   const failures: Array<{ attempt: PlannedAttempt; error: UpstreamError }> = [];
@@ -120,7 +139,8 @@ export async function runAttempts<T>(plan: RoutePlan, opts: RunOptions<T>): Prom
     }
     try {
       const deadline = Math.min(attemptDeadlineMs(opts.modality, attempt.endpoint), remaining);
-      const value = await oneAttempt(attempt, credential, deadline, opts);
+      let value = await oneAttempt(attempt, credential, deadline, opts);
+      if (opts.complete) value = await completed(value, attempt, credential, opts.complete);
       const ok: AttemptLog = { ...entry, outcome: "ok", duration_ms: Date.now() - t0 };
       log.push(ok);
       noteAttempt(ok);

@@ -489,9 +489,56 @@ export function sseAnswer(
 }
 
 /**
- * Reads the whole stream and answers one JSON body, rendered by the client format; or the mid-stream
- * failure (nothing charged); or, when the client left (`left` aborted) before the answer was complete,
- * the cancelled generation, billed for what the upstream produced until it was stopped.
+ * Reads a JSON answer's whole upstream stream before anything is sent, under the stream's idle and total
+ * deadlines, so that a failure on the way still fails over (the client has been sent nothing): the
+ * upstream's error is thrown, its request aborted. A client that leaves stops the upstream; the chunks
+ * read until then replay, then the leaving, for `jsonAnswer` to answer as cancelled.
+ */
+export async function collectAnswer(opened: OpenedChat, left?: AbortSignal): Promise<OpenedChat> {
+  if (opened.first.done) return opened;
+  const rest: ChatChunk[] = [];
+  let leaving: unknown;
+  const startedAt = Date.now();
+  let lastEventAt = startedAt;
+  const ticker = new Ticker();
+  const onLeave = () => opened.abort.abort(left?.reason);
+  left?.addEventListener("abort", onLeave, { once: true });
+  try {
+    let pending: Promise<IteratorResult<ChatChunk>> | null = null;
+    for (;;) {
+      // A hung upstream never hangs the client: the same idle and total deadlines as a stream.
+      pending ??= opened.iterator.next();
+      const next = await Promise.race([pending, ticker.next()]);
+      if (next === "tick") {
+        if (!pastDeadline(Date.now(), lastEventAt, startedAt)) continue;
+        pending.catch(() => {});
+        throw new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" });
+      }
+      pending = null;
+      lastEventAt = Date.now();
+      if (next.done) break;
+      rest.push(next.value);
+    }
+  } catch (err) {
+    opened.abort.abort(err);
+    if (!left?.aborted) throw err;
+    leaving = err;
+  } finally {
+    ticker.stop();
+    left?.removeEventListener("abort", onLeave);
+  }
+  return { ...opened, iterator: replay(rest, leaving) };
+}
+
+async function* replay(chunks: ChatChunk[], leaving: unknown): AsyncGenerator<ChatChunk> {
+  yield* chunks;
+  if (leaving !== undefined) throw leaving;
+}
+
+/**
+ * One JSON body, rendered by the client format, from an answer `collectAnswer` read whole; or, when the
+ * client left (`left` aborted) before it was complete, the cancelled generation, billed for what the
+ * upstream produced until it was stopped.
  */
 export async function jsonAnswer(
   opened: OpenedChat,
@@ -499,47 +546,23 @@ export async function jsonAnswer(
   json: (body: unknown) => Response,
   format: BodyFormat = chatCompletionsJson(meta),
   left?: AbortSignal,
-): Promise<{ response: Response; final: Final } | { error: unknown; final: Final } | { cancelled: Final }> {
+): Promise<{ response: Response; final: Final } | { cancelled: Final }> {
   const folded = new Folded();
-  const startedAt = Date.now();
-  let lastEventAt = startedAt;
-  const ticker = new Ticker();
-  // A client that leaves stops the upstream; the read in flight then fails, and the answer is cancelled.
-  const onLeave = () => opened.abort.abort(left?.reason);
-  left?.addEventListener("abort", onLeave, { once: true });
-  try {
-    const add = (chunk: ChatChunk) => {
-      folded.add(chunk);
-      format.chunk?.(chunk, folded);
-    };
-    if (!opened.first.done) {
-      add(opened.first.value);
-      let pending: Promise<IteratorResult<ChatChunk>> | null = null;
-      for (;;) {
-        // A hung upstream never hangs the client: the same idle and total deadlines as a stream.
-        pending ??= opened.iterator.next();
-        const next = await Promise.race([pending, ticker.next()]);
-        if (next === "tick") {
-          if (!pastDeadline(Date.now(), lastEventAt, startedAt)) continue;
-          pending.catch(() => {});
-          throw new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" });
-        }
-        pending = null;
-        lastEventAt = Date.now();
-        if (next.done) break;
+  const add = (chunk: ChatChunk) => {
+    folded.add(chunk);
+    format.chunk?.(chunk, folded);
+  };
+  if (!opened.first.done) {
+    add(opened.first.value);
+    try {
+      for (let next = await opened.iterator.next(); !next.done; next = await opened.iterator.next()) {
         add(next.value);
       }
+    } catch (err) {
+      if (left?.aborted) return { cancelled: finalOf(folded, meta, "cancelled", "client disconnected") };
+      throw err;
     }
-  } catch (err) {
-    ticker.stop();
-    left?.removeEventListener("abort", onLeave);
-    opened.abort.abort(err);
-    if (left?.aborted) return { cancelled: finalOf(folded, meta, "cancelled", "client disconnected") };
-    // The client gets an error status and nothing else: nothing is charged.
-    return { error: err, final: { ...finalOf(folded, meta, "failed", String(err)), costMicros: 0 } };
   }
-  ticker.stop();
-  left?.removeEventListener("abort", onLeave);
   const { usage } = folded.finalUsage(meta.promptEstimate);
   if (meta.healJson && folded.content) folded.content = healedJson(folded.content);
   return {

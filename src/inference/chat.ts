@@ -19,6 +19,7 @@ import {
   type ChatMeta,
   chatCompletionsJson,
   chatCompletionsStream,
+  collectAnswer,
   jsonAnswer,
   type OpenedChat,
   type StreamFormat,
@@ -554,11 +555,6 @@ async function chatUnderPolicy(
       // The client left before the answer was complete: cancelled, billed for what was produced.
       if ("cancelled" in answer)
         return { response: clientClosedResponse(), done: Promise.resolve(answer.cancelled) };
-      if ("error" in answer) {
-        const err = answer.error instanceof UpstreamError ? answer.error : undefined;
-        if (!err) throw answer.error;
-        throw finalError([{ attempt: served.attempt, error: err }], 524);
-      }
       return { response: answer.response, done: Promise.resolve(answer.final) };
     },
     record: {
@@ -570,6 +566,8 @@ async function chatUnderPolicy(
       sessionId,
       presetId,
     },
+    // A JSON answer is read whole inside its attempt: a failure on the way fails over.
+    ...(streaming ? {} : { complete: (opened: OpenedChat) => collectAnswer(opened, signal) }),
     timeoutStatus: 408,
   });
 }

@@ -69,6 +69,8 @@ export interface InferencePlanSpec {
 export interface InferenceSpec<T, R extends Response = Response> extends InferencePlanSpec {
   /** The adapter call; resolve only once the upstream committed (its first byte), else throw UpstreamError. */
   call(adapter: ProviderAdapter, attempt: PlannedAttempt, ctx: CallContext): Promise<T>;
+  /** See RunOptions.complete: the rest of an answer that is sent only once whole. */
+  complete?(value: T): Promise<T>;
   /** The answer to the client, and what the call finally cost once its body is done. */
   respond(value: T, served: Served): Answer<R> | Promise<Answer<R>>;
   /** Stored on the generation record. */
@@ -286,6 +288,7 @@ export async function runInference<T, R extends Response = Response>(
       signal: io.signal,
       resolveCredential: credentialResolver(env, context.byok),
       call: (attempt, ctx) => spec.call(getAdapter(attempt.endpoint.adapter)!, attempt, ctx),
+      ...(spec.complete ? { complete: spec.complete } : {}),
     });
   } catch (err) {
     // Never strand a reservation, even on a bug.
