@@ -1,6 +1,6 @@
 // Bearer-key authentication and the management-key requirement.
 import { describe, expect, it } from "vitest";
-import { MANAGEMENT_ONLY_MESSAGE } from "../src/lib/errors";
+import { INFERENCE_ONLY_MESSAGE, MANAGEMENT_ONLY_MESSAGE } from "../src/lib/errors";
 import { createAccount, createKey } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 
@@ -86,5 +86,35 @@ describe("management-only operations", () => {
     }
     // Nothing changed: the regular key still works.
     expect((await call("/key", { key: acct.apiKey })).status).toBe(200);
+  });
+});
+
+describe("management keys and inference", () => {
+  it("a management key runs no model on any inference route: 403, no record, nothing spent", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    for (const [path, body] of [
+      ["/chat/completions", { model: "sandbox/chat-echo", messages: [{ role: "user", content: "hi" }] }],
+      ["/responses", { model: "sandbox/chat-echo", input: "hi" }],
+      ["/messages", { model: "sandbox/chat-echo", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }],
+      ["/embeddings", { model: "sandbox/embed-small", input: "hi" }],
+      ["/audio/speech", { model: "sandbox/tts-mini", input: "hi", voice: "alloy" }],
+      ["/videos", { model: "sandbox/video-mini", prompt: "a boat" }],
+    ] as const) {
+      const res = await call(path, { key: acct.managementKey, method: "POST", body });
+      expect(res.status, path).toBe(403);
+      expect(res.headers.get("x-generation-id"), path).toBeNull();
+      const err = (await res.json()) as { error?: { message: string }; type?: string };
+      // /messages answers in Anthropic's envelope; the others in OpenRouter's.
+      expect(JSON.stringify(err), path).toContain(INFERENCE_ONLY_MESSAGE);
+    }
+    const key = (await (await call("/key", { key: acct.managementKey })).json()) as { data: { usage: number } };
+    expect(key.data.usage).toBe(0);
+    // The account's API key still runs models.
+    const ok = await call("/embeddings", {
+      key: acct.apiKey,
+      method: "POST",
+      body: { model: "sandbox/embed-small", input: "hi" },
+    });
+    expect(ok.status).toBe(200);
   });
 });

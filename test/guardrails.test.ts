@@ -131,6 +131,8 @@ describe("PATCH /guardrails/{id}", () => {
     ["unknown model", { allowed_models: ["nobody/nothing"] }, "nobody/nothing"],
     ["unknown provider", { ignored_providers: ["acme-ai"] }, "acme-ai"],
     ["negative limit", { limit_usd: -1 }],
+    ["limit under one micro-dollar", { limit_usd: 1e-9 }, "smallest limit is 0.000001"],
+    ["limit between micro-dollars", { limit_usd: 0.0000015 }, "whole micro-dollars"],
     ["non-boolean flag", { include_byok_in_budgets: "yes" }],
     ["null for a boolean", { enable_free_model_training: null }],
     ["unknown built-in slug", { content_filter_builtins: [{ slug: "passport", action: "block" }] }, "slug"],

@@ -172,6 +172,7 @@ describe("keys API", () => {
   it.each([
     ["below one micro-dollar", '{"name":"x","limit":0.0000005}', /smallest limit is 0\.000001/],
     ["a tiny positive", '{"name":"x","limit":1e-12}', /smallest limit is 0\.000001/],
+    ["between micro-dollars", '{"name":"x","limit":0.0000015}', /whole micro-dollars/],
     ["above the maximum", '{"name":"x","limit":1000000000.01}', /largest limit is 1000000000 USD/],
     ["a huge finite", '{"name":"x","limit":1e300}', /largest limit/],
     ["an infinite", '{"name":"x","limit":1e999}', /body\.limit/],
@@ -307,5 +308,55 @@ describe("keys API", () => {
     };
     expect(list.data.map((k) => k.hash)).not.toContain(theirs.apiKeyHash);
     expect((await call("/key", { key: theirs.apiKey })).status).toBe(200);
+  });
+});
+
+describe("the account's last management key", () => {
+  it("cannot be disabled or deleted (409, unchanged); with another one enabled it can", async () => {
+    const acct = await createAccount();
+    const mine = await sha256Hex(acct.managementKey);
+    const disable = await call(`/keys/${mine}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { disabled: true },
+    });
+    expect(disable.status).toBe(409);
+    expect((await errorOf(disable)).message).toContain("last enabled management key");
+    const remove = await call(`/keys/${mine}`, { key: acct.managementKey, method: "DELETE" });
+    expect(remove.status).toBe(409);
+    // Unchanged: the key still manages, and other edits of it still apply.
+    const renamed = await call(`/keys/${mine}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { name: "renamed" },
+    });
+    expect(renamed.status).toBe(200);
+    // An API key is not a management key: it can always be disabled and deleted.
+    const api = await call(`/keys/${acct.apiKeyHash}`, { key: acct.managementKey, method: "DELETE" });
+    expect(api.status).toBe(200);
+
+    const second = await createKey(acct, { isManagement: true, name: "second" });
+    expect((await call(`/keys/${mine}`, { key: second.key, method: "DELETE" })).status).toBe(200);
+    expect((await call("/keys", { key: acct.managementKey })).status).toBe(401);
+    // Now `second` is the last one.
+    expect((await call(`/keys/${second.hash}`, { key: second.key, method: "DELETE" })).status).toBe(409);
+  });
+
+  it("of two removed at once, one stays", async () => {
+    const acct = await createAccount();
+    const first = { key: acct.managementKey, hash: await sha256Hex(acct.managementKey) };
+    const second = await createKey(acct, { isManagement: true, name: "second" });
+    const statuses = await Promise.all([
+      call(`/keys/${first.hash}`, { key: first.key, method: "DELETE" }).then((r) => r.status),
+      call(`/keys/${second.hash}`, { key: second.key, method: "PATCH", body: { disabled: true } }).then(
+        (r) => r.status,
+      ),
+    ]);
+    expect(statuses.sort()).toEqual([200, 409]);
+    const left = await getDb(env.DB)
+      .select()
+      .from(tables.apiKeys)
+      .where(eq(tables.apiKeys.accountId, acct.accountId));
+    expect(left.filter((k) => k.isManagement && !k.disabled)).toHaveLength(1);
   });
 });

@@ -10,7 +10,7 @@ import type { Modality } from "../catalog/types";
 import type { AuthContext } from "../db/auth-records";
 import type { AppEnv, Bindings } from "../env";
 import { finishGeneration, type GenerationRecord, type WaitUntil } from "../generations/record";
-import { ApiError, badRequest, clientClosed } from "../lib/errors";
+import { ApiError, badRequest, clientClosed, INFERENCE_ONLY_MESSAGE } from "../lib/errors";
 import type { RequestTrace } from "../lib/request-log";
 import { getAdapter, supports } from "../providers/registry";
 import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } from "../providers/types";
@@ -236,6 +236,8 @@ export async function planAndAdmit(
 ): Promise<Admitted> {
   const { env, executionCtx } = io;
   let auth = io.auth;
+  // As on OpenRouter: a management key (uncapped, and the one the console holds) runs no models.
+  if (auth.key.isManagement) throw new ApiError(403, INFERENCE_ONLY_MESSAGE);
   const generationId = newGenerationId();
   const planUnder = (a: AuthContext) => planFor(env, a, spec, executionCtx);
   let { context, plan, presetId } = await planUnder(auth);

@@ -56,6 +56,8 @@ export const notFound = (message: string) => new ApiError(404, message);
 export const conflict = (message: string) => new ApiError(409, message);
 
 export const MANAGEMENT_ONLY_MESSAGE = "Only management keys can perform this operation";
+export const INFERENCE_ONLY_MESSAGE =
+  "Management keys manage the account and cannot make inference requests: use an API key (POST /keys creates one)";
 
 /** The JSON body of every error response: `error.code` always equals the HTTP status. */
 export function errorEnvelope(status: number, message: string, metadata?: Record<string, unknown>) {

@@ -5,11 +5,11 @@ import { and, eq } from "drizzle-orm";
 import { DATA_REGIONS } from "../../regions";
 import { authorityChanged } from "../billing/authority";
 import { readKeyUsage } from "../billing/usage";
-import { apiKeyToWire, findAccountKey, listAccountKeys } from "../db/api-keys";
-import { getDb, tables } from "../db/client";
+import { apiKeyToWire, findAccountKey, leavesAManagementKey, listAccountKeys } from "../db/api-keys";
+import { type Db, getDb, tables } from "../db/client";
 import { findAccountWorkspace } from "../db/guardrails";
 import { newApiKey } from "../lib/api-keys";
-import { badRequest, notFound } from "../lib/errors";
+import { badRequest, conflict, notFound } from "../lib/errors";
 import { usdToMicros } from "../lib/money";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso, toIso } from "../lib/time";
@@ -64,29 +64,43 @@ const getKey = apiRoute({
   },
 });
 
-const updateKey = apiRoute({
-  ...common,
-  method: "patch",
-  path: "/keys/{hash}",
-  operationId: "updateKeys",
-  summary: "Update an API key",
-  request: { params: KeyHashParamSchema, body: jsonBody(UpdateKeyBodySchema) },
-  responses: {
-    200: jsonContent(z.object({ data: ApiKeySchema }), "The updated key"),
+const updateKey = apiRoute(
+  {
+    ...common,
+    method: "patch",
+    path: "/keys/{hash}",
+    operationId: "updateKeys",
+    summary: "Update an API key",
+    request: { params: KeyHashParamSchema, body: jsonBody(UpdateKeyBodySchema) },
+    responses: {
+      200: jsonContent(z.object({ data: ApiKeySchema }), "The updated key"),
+    },
   },
-});
+  { also: [409] },
+);
 
-const deleteKey = apiRoute({
-  ...common,
-  method: "delete",
-  path: "/keys/{hash}",
-  operationId: "deleteKeys",
-  summary: "Delete an API key",
-  request: { params: KeyHashParamSchema },
-  responses: {
-    200: jsonContent(z.object({ deleted: z.literal(true) }), "Deleted"),
+const deleteKey = apiRoute(
+  {
+    ...common,
+    method: "delete",
+    path: "/keys/{hash}",
+    operationId: "deleteKeys",
+    summary: "Delete an API key",
+    request: { params: KeyHashParamSchema },
+    responses: {
+      200: jsonContent(z.object({ deleted: z.literal(true) }), "Deleted"),
+    },
   },
-});
+  { also: [409] },
+);
+
+/** Why a key was not updated or deleted: it is not the account's, or it is its last management key. */
+async function missingOrLast(db: Db, accountId: string, hash: string) {
+  if (!(await findAccountKey(db, accountId, hash))) return notFound("API key not found");
+  return conflict(
+    "This is the account's last enabled management key: create another before disabling or deleting it",
+  );
+}
 
 export const keysRoutes = createRouter()
   .openapi(createKey, async (c) => {
@@ -177,10 +191,16 @@ export const keysRoutes = createRouter()
         allowedDataRegions: body.allowed_data_regions,
         updatedAt: nowIso(),
       })
-      .where(and(eq(apiKeys.accountId, account.id), eq(apiKeys.hash, hash)))
+      .where(
+        and(
+          eq(apiKeys.accountId, account.id),
+          eq(apiKeys.hash, hash),
+          body.disabled ? leavesAManagementKey(account.id, hash) : undefined,
+        ),
+      )
       .returning()
       .get();
-    if (!row) throw notFound("API key not found");
+    if (!row) throw await missingOrLast(db, account.id, hash);
     await authorityChanged(c.env, c.get("auth").account.id);
     const usage = await readKeyUsage(c.env, account.id, [hash]);
     return c.json({ data: apiKeyToWire(row, usage[hash]) }, 200);
@@ -191,9 +211,15 @@ export const keysRoutes = createRouter()
     const db = getDb(c.env.DB);
     const deleted = await db
       .delete(apiKeys)
-      .where(and(eq(apiKeys.accountId, account.id), eq(apiKeys.hash, hash)))
+      .where(
+        and(
+          eq(apiKeys.accountId, account.id),
+          eq(apiKeys.hash, hash),
+          leavesAManagementKey(account.id, hash),
+        ),
+      )
       .returning({ hash: apiKeys.hash });
-    if (deleted.length === 0) throw notFound("API key not found");
+    if (deleted.length === 0) throw await missingOrLast(db, account.id, hash);
     await db.delete(guardrailKeyAssignments).where(eq(guardrailKeyAssignments.keyHash, hash));
     await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ deleted: true as const }, 200);

@@ -27,6 +27,25 @@ export const ResetIntervalSchema = z.enum(["daily", "weekly", "monthly"]);
 
 export const TimestampSchema = z.iso.datetime({ offset: true });
 
+/**
+ * A spending limit in USD (a key's cap, a guardrail's budget), stored as whole micro-dollars: a value
+ * that is not one (a positive limit under 0.000001 would become 0, 0.0000015 would become 0.000002) is
+ * refused rather than silently rounded. 0 is a real limit (nothing may be spent).
+ */
+export const usdLimit = (max: number) =>
+  z
+    .number()
+    .min(0)
+    .max(max, `the largest limit is ${max} USD`)
+    .refine(
+      (v) => v === 0 || v * 1_000_000 >= 1,
+      "the smallest limit is 0.000001 USD (use 0 to allow no spending)",
+    )
+    .refine((v) => {
+      const micros = v * 1_000_000;
+      return Math.abs(micros - Math.round(micros)) < 1e-6 + micros * 1e-15;
+    }, "limits are whole micro-dollars (at most 6 decimal places)");
+
 /** A UTF-16 surrogate without its pair: JSON can carry one (`"\ud800"`), UTF-8 storage cannot. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

@@ -1,7 +1,7 @@
 // Wire shapes of guardrails (SDK-compatible), their create/update bodies, and key/member assignments.
 import { z } from "@hono/zod-openapi";
 import { BUILTIN_FILTER_SLUGS, compileCustomPattern } from "../guardrails/filters";
-import { DataRegionSchema, DataRegionSetSchema, ResetIntervalSchema, storedText } from "./common";
+import { DataRegionSchema, DataRegionSetSchema, ResetIntervalSchema, storedText, usdLimit } from "./common";
 
 export const FILTER_ACTIONS = ["block", "redact", "flag"] as const;
 export const MAX_CUSTOM_FILTERS = 50;
@@ -101,7 +101,7 @@ const guardrailFields = {
     z.string().trim().min(1, "name must not be empty").max(200, "name is at most 200 characters"),
   ),
   description: storedText(z.string().max(1000, "description is at most 1000 characters")).nullable(),
-  limit_usd: z.number().min(0).max(MAX_LIMIT_USD).nullable(),
+  limit_usd: usdLimit(MAX_LIMIT_USD).nullable(),
   reset_interval: ResetIntervalSchema.nullable(),
   include_byok_in_budgets: flag,
   allowed_data_regions: DataRegionSetSchema.nullable(),

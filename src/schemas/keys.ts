@@ -1,12 +1,12 @@
 // Wire shapes of API keys: the current-key information and the keys management API.
 import { z } from "@hono/zod-openapi";
-import { MICROS_PER_USD } from "../lib/money";
 import {
   DataRegionSchema,
   DataRegionSetSchema,
   ResetIntervalSchema,
   storedText,
   TimestampSchema,
+  usdLimit,
 } from "./common";
 
 const usageFields = {
@@ -81,19 +81,8 @@ export type ApiKey = z.infer<typeof ApiKeySchema>;
  */
 export const MAX_KEY_LIMIT_USD = 1_000_000_000;
 
-/**
- * A key's cap in USD, or null for none. 0 is a real cap (the key cannot spend); a positive cap below
- * one micro-dollar would round to 0 silently, so it is refused. Zod rejects non-finite numbers.
- */
-const KeyLimitSchema = z
-  .number()
-  .min(0)
-  .max(MAX_KEY_LIMIT_USD, `the largest limit is ${MAX_KEY_LIMIT_USD} USD`)
-  .refine(
-    (v) => v === 0 || v * MICROS_PER_USD >= 1,
-    "the smallest limit is 0.000001 USD (use 0 to allow no spending)",
-  )
-  .nullable();
+/** A key's cap in USD, or null for none. */
+const KeyLimitSchema = usdLimit(MAX_KEY_LIMIT_USD).nullable();
 
 const futureTimestamp = TimestampSchema.refine((v) => Date.parse(v) > Date.now(), "must be in the future");
 
