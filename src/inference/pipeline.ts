@@ -239,22 +239,39 @@ export async function planAndAdmit(
   // As on OpenRouter: a management key (uncapped, and the one the console holds) runs no models.
   if (auth.key.isManagement) throw new ApiError(403, INFERENCE_ONLY_MESSAGE);
   const generationId = newGenerationId();
-  const planUnder = (a: AuthContext) => planFor(env, a, spec, executionCtx);
+  // Once the free-model limits refused the request, the plan keeps only its paid attempts.
+  let paidOnly = false;
+  const planUnder = async (a: AuthContext) => {
+    const planned = await planFor(env, a, spec, executionCtx);
+    return paidOnly ? { ...planned, plan: withoutFreeModels(planned.plan) } : planned;
+  };
   let { context, plan, presetId } = await planUnder(auth);
-  const reservation = await admit(
-    env,
-    auth,
-    admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs),
-    executionCtx,
-    async (fresh) => {
-      if (filtersOf(fresh) !== filtersOf(io.auth)) throw new PolicyChanged(fresh);
-      // The change may have been to the workspace's BYOK credentials: the plan reads them again too.
-      invalidateByokCache(fresh.key.workspaceId);
-      auth = fresh;
-      ({ context, plan, presetId } = await planUnder(fresh));
-      return admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs);
-    },
-  );
+  const admitPlan = () =>
+    admit(
+      env,
+      auth,
+      admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs),
+      executionCtx,
+      async (fresh) => {
+        if (filtersOf(fresh) !== filtersOf(io.auth)) throw new PolicyChanged(fresh);
+        // The change may have been to the workspace's BYOK credentials: the plan reads them again too.
+        invalidateByokCache(fresh.key.workspaceId);
+        auth = fresh;
+        ({ context, plan, presetId } = await planUnder(fresh));
+        return admissionFor(plan, generationId, spec.worstCaseMicros, spec.leaseMs);
+      },
+    );
+  let reservation: Reservation;
+  try {
+    reservation = await admitPlan();
+  } catch (err) {
+    // A free model over its limits falls back to the paid models the request also names (`models`),
+    // as a provider's 429 would.
+    if (!isFreeLimitRefusal(err) || !plan.attempts.some((a) => !a.model.isFree)) throw err;
+    paidOnly = true;
+    plan = withoutFreeModels(plan);
+    reservation = await admitPlan();
+  }
   return { auth, plan, context, generationId, reservation, presetId };
 }
 
@@ -399,6 +416,14 @@ function traceFinal(trace: RequestTrace, final: Final): Final {
   return final;
 }
 const logOf = (log: AttemptLog[]) => log as unknown as Array<Record<string, unknown>>;
+
+const FREE_LIMIT_REASONS = new Set(["free_per_minute", "free_per_day"]);
+const isFreeLimitRefusal = (err: unknown) =>
+  err instanceof ApiError && err.status === 429 && FREE_LIMIT_REASONS.has(String(err.metadata?.reason));
+const withoutFreeModels = (plan: RoutePlan): RoutePlan => ({
+  ...plan,
+  attempts: plan.attempts.filter((a) => !a.model.isFree),
+});
 
 /**
  * What admission needs from a route plan: the worst case over every attempt it may make, BYOK only

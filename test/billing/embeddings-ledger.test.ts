@@ -85,6 +85,31 @@ describe("ledger through POST /embeddings", () => {
     expect(info.free_model_daily_requests).toEqual({ limit: 50, remaining: 30, used: 20 });
   }, 60_000);
 
+  it("past the free-model limit, a request that also names a paid model (`models`) is served by it", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await setLedgerClock(acct.accountId, Date.UTC(2031, 0, 15, 8, 30, 10));
+    for (let i = 0; i < 20; i++) expect((await embed(acct.apiKey, "sandbox/embed-small:free")).status).toBe(200);
+    expect((await embed(acct.apiKey, "sandbox/embed-small:free")).status).toBe(429);
+    const upstream = countUpstreamCalls();
+    const res = await call("/embeddings", {
+      method: "POST",
+      key: acct.apiKey,
+      body: { model: "sandbox/embed-small:free", models: ["sandbox/embed-small"], input: TEXT },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { model: string; usage: { cost: number } };
+    expect(body.model).toBe("sandbox/embed-small");
+    expect(body.usage.cost).toBeGreaterThan(0);
+    expect(upstream).toHaveBeenCalledTimes(1);
+    // The paid answer did not count as a free-model request.
+    const info = (
+      (await (await call("/key", { key: acct.apiKey })).json()) as {
+        data: { free_model_daily_requests: { used: number } };
+      }
+    ).data;
+    expect(info.free_model_daily_requests.used).toBe(20);
+  }, 60_000);
+
   it("refuses a free model with 402 when the balance is not above zero", async () => {
     const acct = await createAccount();
     const upstream = countUpstreamCalls();
