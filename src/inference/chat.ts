@@ -28,12 +28,7 @@ import {
 import { requestIo, runInference, sessionIdOf, underCurrentPolicy } from "./pipeline";
 import { middleOut, pluginPlanOf } from "./plugins";
 import type { UnderPreset } from "./preset";
-import {
-  BILLED_CHARS_PER_TOKEN,
-  estimateRequestTokens,
-  hasFileByUrl,
-  requestTokenCeiling,
-} from "./prompt-estimate";
+import { billedPromptTokens, hasFileByUrl, requestTokenCeiling } from "./prompt-estimate";
 
 /**
  * The route of a chat body: with no `model`, the first of `models` is the model and the rest its
@@ -463,7 +458,7 @@ async function chatUnderPolicy(
   const { messages, sent, flags } = filteredPrompt(body, auth.policy);
   const beside = { tools: sent.tools, responseFormat: sent.response_format };
   // The estimate is billed when an upstream reports no usage; the ceiling is what admission reserves.
-  const promptEstimate = estimateRequestTokens(messages, beside, BILLED_CHARS_PER_TOKEN);
+  const promptEstimate = billedPromptTokens(messages, beside);
   const promptCeiling = requestTokenCeiling(messages, beside);
   // Media whose tokens cannot be bounded before the call (a file by URL) reserve the model's window.
   const fileByUrl = hasFileByUrl(messages);

@@ -21,7 +21,7 @@ export const GENEROUS_CHARS_PER_TOKEN = 3;
  * common tokenizers make of English, so a cut answer is not billed above a whole one (at 3, a probe's
  * cancelled stream was billed twice the prompt the provider counts for the complete one).
  */
-export const BILLED_CHARS_PER_TOKEN = 4;
+const BILLED_CHARS_PER_TOKEN = 4;
 
 /**
  * Prompt tokens, estimated before the call: `charsPerToken` characters a token of the messages' JSON,
@@ -66,6 +66,13 @@ export function utf8Bytes(text: string): number {
 
 /** The messages' JSON measured by `size`, less their media's base64 (which is priced by kind). */
 function promptText(messages: ChatMessage[], size: (text: string) => number, audioCharsPerToken: number) {
+  const { mediaChars, mediaTokens } = mediaOf(messages, audioCharsPerToken);
+  // Base64 is ASCII: its characters are its bytes.
+  return { chars: size(JSON.stringify(messages)) - mediaChars, mediaTokens };
+}
+
+/** The characters of the messages' images and audio, and the tokens they are estimated at by kind. */
+function mediaOf(messages: ChatMessage[], audioCharsPerToken: number) {
   let mediaChars = 0;
   let mediaTokens = 0;
   for (const m of messages) {
@@ -80,8 +87,7 @@ function promptText(messages: ChatMessage[], size: (text: string) => number, aud
       }
     }
   }
-  // Base64 is ASCII: its characters are its bytes.
-  return { chars: size(JSON.stringify(messages)) - mediaChars, mediaTokens };
+  return { mediaChars, mediaTokens };
 }
 
 /**
@@ -128,6 +134,38 @@ export function estimateRequestTokens(
     jsonTokens(beside.tools, charsPerToken) +
     jsonTokens(beside.responseFormat, charsPerToken)
   );
+}
+
+/**
+ * The prompt tokens billed when an upstream reports no usage (a stream cut before it): the text the
+ * messages carry (every string value, not the JSON's keys and punctuation, which no provider bills) at
+ * BILLED_CHARS_PER_TOKEN, media by kind, and OpenAI's framing of 3 tokens a message and 3 for the reply.
+ * Counting the JSON put a fixed ~8 tokens a message on top, so a probe's cut answer cost 1.6 times the
+ * whole one.
+ */
+export function billedPromptTokens(
+  messages: ChatMessage[],
+  beside: { tools?: unknown; responseFormat?: unknown },
+): number {
+  const { mediaChars, mediaTokens } = mediaOf(messages, AUDIO_CHARS_PER_TOKEN);
+  const text = stringChars(messages) - mediaChars;
+  return (
+    Math.ceil(text / BILLED_CHARS_PER_TOKEN) +
+    mediaTokens +
+    3 * messages.length +
+    3 +
+    jsonTokens(beside.tools, BILLED_CHARS_PER_TOKEN) +
+    jsonTokens(beside.responseFormat, BILLED_CHARS_PER_TOKEN)
+  );
+}
+
+/** Characters of every string value in a JSON value (object keys not counted). */
+function stringChars(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (typeof value !== "object" || value === null) return 0;
+  let chars = 0;
+  for (const v of Array.isArray(value) ? value : Object.values(value)) chars += stringChars(v);
+  return chars;
 }
 
 /** The most tokens the whole prompt can be (see promptTokenCeiling): what admission reserves. */

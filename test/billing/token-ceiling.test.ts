@@ -4,6 +4,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  billedPromptTokens,
   estimatePromptTokens,
   hasFileByUrl,
   promptTokenCeiling,
@@ -21,6 +22,40 @@ afterEach(() => restore?.());
 /** 10,000 UTF-16 units of rare CJK: 25,000 tokens in cl100k (as counted by gpt-tokenizer), 30,000 UTF-8 bytes. */
 const CJK = "龘靐齉麤".repeat(2_500);
 const CJK_TOKENS = 25_000;
+
+describe("billedPromptTokens (a cut stream's prompt)", () => {
+  it("counts the text the messages carry, not their JSON, plus 3 tokens a message and 3 for the reply", () => {
+    const text = "x".repeat(396);
+    // 396 + "user" = 400 characters: 100 tokens, and 3 + 3 of framing.
+    expect(billedPromptTokens([{ role: "user", content: text }], {})).toBe(106);
+    const turns: ChatMessage[] = Array.from({ length: 10 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: [{ type: "text", text: "ok" }],
+    }));
+    // 5 x ("user" + "text" + "ok") + 5 x ("assistant" + "text" + "ok") = 50 + 75 = 125 characters.
+    expect(billedPromptTokens(turns, {})).toBe(Math.ceil(125 / 4) + 33);
+  });
+
+  it("prices images by kind, not by their base64", () => {
+    const photo: ChatMessage[] = [
+      {
+        role: "user",
+        content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${"A".repeat(300_000)}` } }],
+      },
+    ];
+    expect(billedPromptTokens(photo, {})).toBeLessThan(2_600);
+  });
+
+  it("never exceeds the ceiling admission reserves", () => {
+    fc.assert(
+      fc.property(fc.array(fc.string(), { minLength: 1, maxLength: 5 }), (texts) => {
+        const messages: ChatMessage[] = texts.map((content) => ({ role: "user", content }));
+        return billedPromptTokens(messages, {}) <= promptTokenCeiling(messages);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
 
 describe("utf8Bytes", () => {
   it("is the length TextEncoder gives, lone surrogates (sent as U+FFFD) included", () => {
