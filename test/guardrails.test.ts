@@ -1,5 +1,9 @@
 // Guardrails API: create/read/update/delete through the SDK, PATCH semantics, materialising the default, concurrency.
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { getDb, tables } from "../src/db/client";
+import { assignKeys, assignMembers } from "../src/db/guardrails";
 import { createAccount, createKey } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 import { sdkFor as sdk } from "./helpers/sdk";
@@ -413,5 +417,50 @@ describe("isolation between accounts", () => {
       body: { name: "x", workspace_id: a.workspaceId },
     });
     expect(other.status).toBe(404);
+  });
+});
+
+describe("assignments racing the guardrail's delete", () => {
+  it("an assignment to a guardrail deleted since it was read lands nowhere (null, no row)", async () => {
+    const acct = await createAccount();
+    const db = getDb(env.DB);
+    const gone = crypto.randomUUID();
+    expect(await assignKeys(db, gone, [acct.apiKeyHash], null)).toBeNull();
+    expect(await assignMembers(db, gone, acct.workspaceId, [acct.userId], null)).toBeNull();
+    const keyRows = await db
+      .select()
+      .from(tables.guardrailKeyAssignments)
+      .where(eq(tables.guardrailKeyAssignments.guardrailId, gone));
+    const memberRows = await db
+      .select()
+      .from(tables.guardrailMemberAssignments)
+      .where(eq(tables.guardrailMemberAssignments.guardrailId, gone));
+    expect([keyRows, memberRows]).toEqual([[], []]);
+  });
+
+  it("through the API, assigns and a delete in parallel leave no assignment of the deleted guardrail", async () => {
+    const acct = await createAccount();
+    const made = await call("/guardrails", {
+      key: acct.managementKey,
+      method: "POST",
+      body: { name: "race" },
+    });
+    const { id } = ((await made.json()) as { data: { id: string } }).data;
+    const statuses = await Promise.all([
+      ...Array.from({ length: 8 }, () =>
+        call(`/guardrails/${id}/assignments/keys`, {
+          key: acct.managementKey,
+          method: "POST",
+          body: { key_hashes: [acct.apiKeyHash] },
+        }).then((r) => r.status),
+      ),
+      call(`/guardrails/${id}`, { key: acct.managementKey, method: "DELETE" }).then((r) => r.status),
+    ]);
+    expect(statuses.every((s) => s === 200 || s === 404)).toBe(true);
+    const rows = await getDb(env.DB)
+      .select()
+      .from(tables.guardrailKeyAssignments)
+      .where(eq(tables.guardrailKeyAssignments.guardrailId, id));
+    expect(rows).toEqual([]);
   });
 });

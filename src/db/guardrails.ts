@@ -237,14 +237,28 @@ export async function workspaceMembers(db: Db, accountId: string, workspaceId: s
     .all();
 }
 
+/**
+ * Assigns keys to a guardrail; null when the guardrail is gone. The insert and a check that the guardrail
+ * still exists run in one batch (one transaction), so an assignment racing the guardrail's delete never
+ * outlives it.
+ */
 export async function assignKeys(db: Db, guardrailId: string, hashes: string[], by: string | null) {
-  const rows = await db
-    .insert(guardrailKeyAssignments)
-    .values(hashes.map((keyHash) => ({ guardrailId, keyHash, assignedBy: by })))
-    .onConflictDoNothing()
-    .returning({ keyHash: guardrailKeyAssignments.keyHash });
-  return rows.length;
+  const [rows, orphans] = await db.batch([
+    db
+      .insert(guardrailKeyAssignments)
+      .values(hashes.map((keyHash) => ({ guardrailId, keyHash, assignedBy: by })))
+      .onConflictDoNothing()
+      .returning({ keyHash: guardrailKeyAssignments.keyHash }),
+    db
+      .delete(guardrailKeyAssignments)
+      .where(and(eq(guardrailKeyAssignments.guardrailId, guardrailId), guardrailGone(guardrailId)))
+      .returning({ keyHash: guardrailKeyAssignments.keyHash }),
+  ]);
+  return orphans.length > 0 ? null : rows.length;
 }
+
+const guardrailGone = (id: string) =>
+  sql`NOT EXISTS (SELECT 1 FROM ${guardrails} WHERE ${guardrails.id} = ${id})`;
 
 export async function unassignKeys(db: Db, guardrailId: string, hashes: string[]) {
   const rows = await db
@@ -259,6 +273,7 @@ export async function unassignKeys(db: Db, guardrailId: string, hashes: string[]
   return rows.length;
 }
 
+/** Assigns members to a guardrail; null when the guardrail is gone (see assignKeys). */
 export async function assignMembers(
   db: Db,
   guardrailId: string,
@@ -266,12 +281,18 @@ export async function assignMembers(
   userIds: string[],
   by: string | null,
 ) {
-  const rows = await db
-    .insert(guardrailMemberAssignments)
-    .values(userIds.map((userId) => ({ guardrailId, userId, workspaceId, assignedBy: by })))
-    .onConflictDoNothing()
-    .returning({ userId: guardrailMemberAssignments.userId });
-  return rows.length;
+  const [rows, orphans] = await db.batch([
+    db
+      .insert(guardrailMemberAssignments)
+      .values(userIds.map((userId) => ({ guardrailId, userId, workspaceId, assignedBy: by })))
+      .onConflictDoNothing()
+      .returning({ userId: guardrailMemberAssignments.userId }),
+    db
+      .delete(guardrailMemberAssignments)
+      .where(and(eq(guardrailMemberAssignments.guardrailId, guardrailId), guardrailGone(guardrailId)))
+      .returning({ userId: guardrailMemberAssignments.userId }),
+  ]);
+  return orphans.length > 0 ? null : rows.length;
 }
 
 export async function unassignMembers(db: Db, guardrailId: string, userIds: string[]) {

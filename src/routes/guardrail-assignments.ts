@@ -163,6 +163,7 @@ export const guardrailAssignmentsRoutes = createRouter()
       });
     }
     const assigned = await assignKeys(db, id, hashes, c.get("auth").key.creatorUserId);
+    if (assigned === null) throw notFound("Guardrail not found");
     await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ assigned_count: assigned }, 200);
   })
@@ -201,6 +202,7 @@ export const guardrailAssignmentsRoutes = createRouter()
       userIds,
       c.get("auth").key.creatorUserId,
     );
+    if (assigned === null) throw notFound("Guardrail not found");
     await authorityChanged(c.env, c.get("auth").account.id);
     return c.json({ assigned_count: assigned }, 200);
   })
