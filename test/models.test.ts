@@ -68,6 +68,22 @@ describe("model discovery", () => {
     expect(ids.some((id) => id.includes("tts") || id.includes("video"))).toBe(false);
   });
 
+  it("GET /embeddings/models pages by offset and limit: the SDK's pager reads every model once, then stops", async () => {
+    const acct = await createAccount();
+    const all = (await sdkFor(acct.apiKey).embeddings.listModels()).result.data.map((m) => m.id);
+    expect(all.length).toBeGreaterThan(3);
+    const seen: string[] = [];
+    let pages = 0;
+    for await (const page of await sdkFor(acct.apiKey).embeddings.listModels({ limit: 2 })) {
+      seen.push(...page.result.data.map((m) => m.id));
+      if (++pages > all.length) break; // a pager that never ends fails below
+    }
+    expect(seen).toEqual(all);
+    expect(pages).toBe(Math.ceil(all.length / 2) + (all.length % 2 === 0 ? 1 : 0));
+    const res = await call("/embeddings/models?offset=1&limit=1", { key: acct.apiKey });
+    expect(((await res.json()) as { data: Array<{ id: string }> }).data.map((m) => m.id)).toEqual([all[1]]);
+  });
+
   it("GET /videos/models lists video models with their capabilities", async () => {
     const acct = await createAccount();
     const out = await sdkFor(acct.apiKey).videoGeneration.listVideosModels();

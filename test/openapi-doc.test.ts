@@ -190,6 +190,35 @@ describe("the OpenAPI document", () => {
     expect(declared("get", "/key")).toContain(405);
   });
 
+  it("writes every pattern as a JSON Schema regex a validator can use: no JavaScript flags, each one compiles", async () => {
+    const doc = await documentOf();
+    const patterns: string[] = [];
+    const walk = (node: unknown) => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === "object") {
+        for (const [k, v] of Object.entries(node)) {
+          if (k === "pattern" && typeof v === "string") patterns.push(v);
+          else walk(v);
+        }
+      }
+    };
+    walk(doc);
+    expect(patterns.length).toBeGreaterThan(0);
+    for (const p of patterns) {
+      // A flag (`/i`) cannot travel in JSON Schema: one that leaked makes the pattern match nothing.
+      expect(p, p).not.toMatch(/\/[dgimsuvy]+$/);
+      expect(() => new RegExp(p, "u"), p).not.toThrow();
+    }
+    const models = (
+      doc.paths as Record<
+        string,
+        Record<string, { parameters?: Array<{ name: string; schema: { pattern?: string } }> }>
+      >
+    )["/api/v1/models"]!.get!;
+    const authors = models.parameters!.find((x) => x.name === "model_authors")!.schema.pattern!;
+    expect(new RegExp(authors).test("sandbox,OpenAI")).toBe(true);
+  });
+
   it("is served without a key, cacheable", async () => {
     const res = await call("/openapi.json");
     expect(res.status).toBe(200);

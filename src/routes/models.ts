@@ -1,7 +1,12 @@
 // Model discovery from the catalog: GET /models, GET /embeddings/models, GET /videos/models.
 import { getCatalog } from "../catalog/cache";
 import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
-import { ModelsListSchema, ModelsQuerySchema, VideoModelsListSchema } from "../schemas/models";
+import {
+  ModelsListSchema,
+  ModelsPageQuerySchema,
+  ModelsQuerySchema,
+  VideoModelsListSchema,
+} from "../schemas/models";
 import { modelsListBody, toVideoModel } from "./model-shapes";
 import { selectModels } from "./models-query";
 
@@ -20,7 +25,8 @@ const listEmbeddingsModels = apiRoute({
   ...common,
   path: "/embeddings/models",
   operationId: "listEmbeddingsModels",
-  summary: "List embeddings models",
+  summary: "List embeddings models, paged by offset and limit",
+  request: { query: ModelsPageQuerySchema },
   responses: { 200: jsonContent(ModelsListSchema, "Embeddings models") },
 });
 const listVideoModels = apiRoute({
@@ -44,12 +50,11 @@ export const modelsRoutes = createRouter()
       200,
     );
   })
-  .openapi(listEmbeddingsModels, async (c) =>
-    c.json(
-      modelsListBody((await getCatalog(c.env.DB)).models.filter((m) => m.modality === "embeddings")),
-      200,
-    ),
-  )
+  .openapi(listEmbeddingsModels, async (c) => {
+    const { offset, limit } = c.req.valid("query");
+    const embeddings = (await getCatalog(c.env.DB)).models.filter((m) => m.modality === "embeddings");
+    return c.json(modelsListBody(embeddings.slice(offset, offset + limit)), 200);
+  })
   .openapi(listVideoModels, async (c) =>
     c.json(
       { data: (await getCatalog(c.env.DB)).models.filter((m) => m.modality === "video").map(toVideoModel) },

@@ -105,6 +105,23 @@ export const OutputModalitiesQuerySchema = z.object({
     .openapi({ param: { name: "output_modalities", in: "query" }, description: "Default: all" }),
 });
 
+/** A page of a model list (`@openrouter/sdk` pages GET /embeddings/models with these). */
+export const ModelsPageQuerySchema = z.object({
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .openapi({ param: { name: "offset", in: "query" } }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(500)
+    .default(500)
+    .openapi({ param: { name: "limit", in: "query" } }),
+});
+
 export const ModelsUserQuerySchema = OutputModalitiesQuerySchema.extend({
   offset: z.coerce
     .number()
@@ -193,7 +210,7 @@ export const ModelEndpointsSchema = z
 const wordList = (name: string, description: string) =>
   z
     .string()
-    .regex(/^[a-z0-9_.-]+(,[a-z0-9_.-]+)*$/i, `${name} must be a comma-separated list`)
+    .regex(/^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$/, `${name} must be a comma-separated list`)
     .optional()
     .openapi({ param: { name, in: "query" }, description });
 
