@@ -103,6 +103,10 @@ export function jsonShape(text: string, maxValues: number): { containers: number
  */
 async function parsedBody(c: Context<AppEnv>, next: Next): Promise<void> {
   const text = await c.req.text();
+  if (text.trim() === "") {
+    withoutBody(c);
+    return next();
+  }
   const max = c.req.path.endsWith("/embeddings") ? MAX_BODY_VALUES.embeddings : MAX_BODY_VALUES.default;
   if (jsonShape(text, max).values > max) {
     throw new ApiError(
@@ -132,8 +136,24 @@ export function bodyValidationFailure(err: unknown, c: Context<AppEnv>): ApiErro
   return badRequest("Request body has too many invalid values to validate; correct it and send it again");
 }
 
+/**
+ * An empty body under a JSON Content-Type (HTTP clients that always send the header) is no body: an
+ * operation whose body is optional (cancelling a video) is answered, one that needs a body says what is
+ * missing, where the validator would have answered "malformed JSON".
+ */
+function withoutBody(c: Context<AppEnv>): void {
+  const headers = new Headers(c.req.raw.headers);
+  headers.delete("Content-Type");
+  headers.delete("Content-Length");
+  c.req.raw = new Request(c.req.url, { method: c.req.method, headers, signal: c.req.raw.signal });
+}
+
 export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
-  if (!["POST", "PUT", "PATCH"].includes(c.req.method) || !hasBody(c.req.raw)) return next();
+  if (!["POST", "PUT", "PATCH"].includes(c.req.method)) return next();
+  if (!hasBody(c.req.raw)) {
+    if (c.req.header("Content-Type")) withoutBody(c);
+    return next();
+  }
   const type = c.req.header("Content-Type") ?? "";
   if (!JSON_MEDIA_TYPE.test(type.split(";", 1)[0]!.trim())) {
     throw badRequest(
