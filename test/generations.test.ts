@@ -74,6 +74,25 @@ describe("GET /generation", () => {
     expect(Date.parse(data.createdAt)).not.toBeNaN();
   });
 
+  it("created_at is when the request came, not when the record was written", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const before = Date.now();
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      messages: [{ role: "user", content: "what time is it" }],
+    });
+    await res.json();
+    const answered = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await settled();
+    const { data } = await sdkFor(acct.apiKey).generations.getGeneration({
+      id: res.headers.get("x-generation-id")!,
+    });
+    const created = Date.parse(data.createdAt);
+    expect(created).toBeGreaterThanOrEqual(before);
+    expect(created).toBeLessThanOrEqual(answered);
+  });
+
   it("reads a speech generation: streamed, tts, characters priced, no tokens", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const input = "say this out loud";

@@ -280,9 +280,13 @@ export async function runInference<T, R extends Response = Response>(
   spec: InferenceSpec<T, R>,
 ): Promise<R> {
   const { env, executionCtx } = io;
+  // The record's creation time is the request's, not the moment the queue's consumer writes it (a
+  // second or more later; across midnight, another day of analytics).
+  const createdAt = new Date().toISOString();
   const { auth, plan, context, generationId, reservation, presetId } = await planAndAdmit(io, spec);
   const base: Omit<GenerationRecord, "model" | "status" | "usage"> = {
     id: generationId,
+    createdAt,
     accountId: auth.account.id,
     workspaceId: auth.key.workspaceId,
     keyHash: auth.key.hash,

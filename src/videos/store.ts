@@ -123,6 +123,8 @@ export async function recordJobGeneration(d1: D1Database, s: VideoJobState): Pro
     .insert(tables.generations)
     .values({
       id: s.generationId,
+      // Submitted then; written when the job ended.
+      createdAt: new Date(s.createdAt).toISOString(),
       accountId: s.accountId,
       workspaceId: s.workspaceId,
       keyHash: s.keyHash,
