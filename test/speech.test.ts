@@ -96,6 +96,35 @@ describe("POST /audio/speech", () => {
     expect(credits.data.usage).toBeCloseTo(0.015, 6);
   });
 
+  it("counts characters as code points, for the price as for the limit: an emoji is one character", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/audio/speech", acct.apiKey, {
+      model: "sandbox/tts-mini",
+      voice: "sage",
+      input: `${"😀".repeat(500)}${"𝐀".repeat(250)}${"é".repeat(250)}`,
+      response_format: "pcm",
+    });
+    expect(res.status).toBe(200);
+    const generationId = res.headers.get("X-Generation-Id")!;
+    await res.arrayBuffer();
+    await settled();
+    const row = await getDb(env.DB)
+      .select()
+      .from(tables.generations)
+      .where(eq(tables.generations.id, generationId))
+      .get();
+    expect(row!.usage).toEqual({ characters: 1000 });
+    expect(row!.costMicros).toBe(15_000);
+    // The limit counts the same way: 100,000 emoji are accepted, one more is not.
+    const over = await post("/audio/speech", acct.apiKey, {
+      model: "sandbox/tts-mini",
+      voice: "sage",
+      input: "😀".repeat(100_001),
+    });
+    expect(over.res.status).toBe(400);
+    expect((await errorOf(over.res)).message).toContain("at most 100000 characters");
+  });
+
   it("passes speed only to models that support it and ignores it elsewhere", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const input = "Speed changes how long the audio lasts.";

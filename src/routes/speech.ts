@@ -5,6 +5,7 @@ import { filterTexts } from "../guardrails/apply-filters";
 import { SPEECH_STREAM_MS } from "../inference/deadlines";
 import { requestIo, runInference, sessionIdOf, underCurrentPolicy } from "../inference/pipeline";
 import { apiRoute, createRouter, jsonBody } from "../lib/openapi";
+import { characterCount } from "../lib/text";
 import { supports } from "../providers/registry";
 import type { SpeechRequest as AdapterSpeechRequest } from "../providers/types";
 import type { Requirement } from "../routing/filters";
@@ -100,15 +101,17 @@ export const speechRoutes = createRouter().openapi(createSpeech, (c) =>
     const [input, filteredTranscript] = filtered.texts as [string, string | undefined];
     const signal = c.req.raw.signal;
     const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
+    // Priced per character as the input's limit counts them: code points (an emoji is one).
+    const characters = characterCount(input);
 
     return runInference(requestIo(c), {
       capability: "speech",
       route: { modality: "speech", model: body.model, requirements: speechRequirements(body) },
-      worstCaseMicros: (a) => speechCostMicros(a.endpoint, input.length),
+      worstCaseMicros: (a) => speechCostMicros(a.endpoint, characters),
       call: (adapter, attempt, ctx) =>
         adapter.speech!(adapterRequest(body, input, filteredTranscript, attempt.endpoint), ctx),
       respond: (upstream, served) => {
-        const costMicros = speechCostMicros(served.attempt.endpoint, input.length);
+        const costMicros = speechCostMicros(served.attempt.endpoint, characters);
         // Native pipe: the bytes never pass through JavaScript, and the promise tells when the stream
         // ended. A client that disconnects cancels `readable`, which errors `writable`, and the pipe
         // cancels the upstream body. With preventAbort an upstream failure leaves `writable` alone, so
@@ -117,7 +120,7 @@ export const speechRoutes = createRouter().openapi(createSpeech, (c) =>
         // errored here. The provider bills the whole input once it started speaking, so the charge
         // does not depend on how much audio reached the client.
         const { readable, writable } = new IdentityTransformStream();
-        const usage = { characters: input.length };
+        const usage = { characters };
         // An upstream that trickles audio forever is cut at SPEECH_STREAM_MS (failed, as any cut).
         const cut = AbortSignal.timeout(SPEECH_STREAM_MS);
         const done = upstream.body!.pipeTo(writable, { preventAbort: true, signal: cut }).then(

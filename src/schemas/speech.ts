@@ -1,5 +1,6 @@
 // POST /audio/speech: the request body (field names as @openrouter/sdk and the openai client send them).
 import { z } from "@hono/zod-openapi";
+import { characterCount } from "../lib/text";
 import { EndUserSchema, ProviderPassthroughSchema, SessionIdSchema, TraceSchema } from "./media-common";
 
 export const SPEECH_FORMATS = ["mp3", "pcm"] as const;
@@ -52,7 +53,13 @@ export const SpeechReferencesSchema = z
 
 export const SpeechRequestSchema = z
   .object({
-    input: z.string().min(1, "input must not be empty").max(MAX_SPEECH_INPUT_CHARS),
+    input: z
+      .string()
+      .min(1, "input must not be empty")
+      .refine(
+        (s) => s.length <= MAX_SPEECH_INPUT_CHARS || characterCount(s) <= MAX_SPEECH_INPUT_CHARS,
+        `input is at most ${MAX_SPEECH_INPUT_CHARS} characters`,
+      ),
     model: z.string().min(1),
     voice: z.string().min(1, "voice must be at least 1 character").max(256),
     response_format: z.enum(SPEECH_FORMATS).default("mp3"),
