@@ -161,20 +161,29 @@ describe("video job lifecycle", () => {
     const early = await submitOk(acct.apiKey, body);
     expect((await call(`/videos/${early.id}/cancel`, { key: acct.apiKey, method: "POST" })).status).toBe(200);
     await step(early.id);
-    expect((await poll(acct.apiKey, early.id)).status).toBe("cancelled");
+    const released = await poll(acct.apiKey, early.id);
+    expect(released.status).toBe("cancelled");
+    expect(released.usage).toBeUndefined();
     expect(await usageUsd(acct.apiKey)).toBe(0);
 
     const job = await submitOk(acct.apiKey, body);
     await step(job.id);
     const cancelled = await call(`/videos/${job.id}/cancel`, { key: acct.apiKey, method: "POST" });
     expect(cancelled.status).toBe(200);
-    expect(await cancelled.json()).toMatchObject({ id: job.id, status: "cancelled" });
+    // The provider had taken the job: it makes and bills it (it is not told of the cancel), so it is
+    // charged as made, 4 s at $0.05, and the job says so, with the generation that records it.
+    const charged = {
+      id: job.id,
+      status: "cancelled",
+      usage: { cost: 0.2, is_byok: false },
+      generation_id: expect.stringMatching(/^gen-/),
+    };
+    expect(await cancelled.json()).toMatchObject(charged);
     const again = await call(`/videos/${job.id}/cancel`, { key: acct.apiKey, method: "POST" });
     expect(again.status).toBe(200);
-    // Alarms after the cancel change nothing. The provider had taken the job: it makes and bills it
-    // (it is not told of the cancel), so it is charged as made, 4 s at $0.05, once.
+    // Alarms after the cancel change nothing: charged once.
     await step(job.id);
-    expect((await poll(acct.apiKey, job.id)).status).toBe("cancelled");
+    expect(await poll(acct.apiKey, job.id)).toMatchObject(charged);
     expect(await usageUsd(acct.apiKey)).toBeCloseTo(0.2, 6);
 
     const other = await submitOk(acct.apiKey, { ...body, duration: 2 });

@@ -16,9 +16,11 @@ export function jobToWire(
   row: Pick<VideoJobRow, "id" | "status" | "generationId" | "costMicros" | "isByok" | "error">,
 ): VideoJobWire {
   const wire: VideoJobWire = { id: row.id, polling_url: pollingUrl(row.id), status: row.status };
-  const processed = row.status === "completed" || row.status === "failed";
-  if (processed && row.generationId) wire.generation_id = row.generationId;
-  if (row.status === "completed")
+  const ended = row.status === "completed" || row.status === "failed" || row.status === "cancelled";
+  if (ended && row.generationId) wire.generation_id = row.generationId;
+  // What the job cost, whenever it cost something: a job cancelled once a provider took it is charged
+  // (docs/media.md), and says so here as on its generation record.
+  if (row.status === "completed" || (ended && (row.costMicros ?? 0) > 0))
     wire.usage = { cost: microsToUsd(row.costMicros ?? 0), is_byok: row.isByok };
   if (row.error && row.status !== "completed") wire.error = row.error;
   return wire;
