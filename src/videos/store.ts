@@ -16,7 +16,7 @@ export function jobToWire(
   row: Pick<VideoJobRow, "id" | "status" | "generationId" | "costMicros" | "isByok" | "error">,
 ): VideoJobWire {
   const wire: VideoJobWire = { id: row.id, polling_url: pollingUrl(row.id), status: row.status };
-  const ended = row.status === "completed" || row.status === "failed" || row.status === "cancelled";
+  const ended = row.status !== "pending" && row.status !== "in_progress";
   if (ended && row.generationId) wire.generation_id = row.generationId;
   // What the job cost, whenever it cost something: a job cancelled once a provider took it is charged
   // (docs/media.md), and says so here as on its generation record.
