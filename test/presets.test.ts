@@ -208,6 +208,18 @@ describe("POST /presets/{slug}/responses rejects bad input and changes nothing",
     ["unknown service tool", { tools: [{ type: "svc:teleport" }] }],
     ["SDK-style service tool prefix", { tools: [{ type: "openrouter:web_search" }] }],
     ["custom tool without name", { tools: [{ type: "custom" }] }],
+    // What inference would refuse, a preset never stores (each option below changes what is billed).
+    [
+      "a provider option the gateway sets",
+      { provider: { options: { sandbox: { n: 8 } } } },
+      "provider.options.sandbox.n",
+    ],
+    [
+      "max_tokens as a provider option",
+      { provider: { options: { openai: { max_tokens: 9 } } } },
+      "max_tokens",
+    ],
+    ["an unknown provider sort", { provider: { sort: "vibes" } }, "provider.sort"],
     ["a preset as the model", { model: "@preset/other" }, "another preset"],
     ["a preset among the fallbacks", { models: ["a/b", "@preset/other"] }, "another preset"],
     // D1 would store U+FFFD, so the preset read back would not be the one sent.

@@ -16,10 +16,11 @@ import {
 import type { AppEnv } from "../env";
 import { presetChatBodyOf } from "../inference/formats/messages-request";
 import { badRequest, notFound } from "../lib/errors";
-import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
+import { apiRoute, createRouter, describeZodError, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
 import { requireManagementKey } from "../middleware/auth";
 import { requireJsonBody } from "../middleware/require-body";
+import { ChatProviderSchema } from "../schemas/chat";
 import { chatPresetConfigOf, PresetChatRequestSchema } from "../schemas/chat-preset";
 import { hasLoneSurrogate, jsonBoundsProblem, PASSTHROUGH_MAX_DEPTH } from "../schemas/common";
 import { PresetMessagesRequestSchema } from "../schemas/messages";
@@ -171,6 +172,12 @@ async function createVersion(
     (m) => presetRefOf(m) !== null,
   );
   if (nested) throw badRequest(`A preset cannot name another preset ('${nested}') as a model`);
+  // The provider object as inference reads it: a preset never stores options a request would be refused
+  // for (the responses body takes any object there, and its route checks it only when converting).
+  if (config.provider != null) {
+    const checked = z.object({ provider: ChatProviderSchema }).safeParse({ provider: config.provider });
+    if (!checked.success) throw badRequest(describeZodError("body", checked.error));
+  }
   const problem = jsonBoundsProblem(config, PRESET_CONFIG_BOUNDS);
   if (problem) throw badRequest(`Invalid request: the preset config ${problem}`);
   // Stored text reads back as sent: D1 would keep a lone surrogate as U+FFFD (see storedText).

@@ -114,6 +114,9 @@ const ReasoningSchema = z.object({
 
 const PluginSchema = z.object({ id: z.string().min(1) }).catchall(z.unknown());
 
+/** A request's `provider`: routing preferences, plus `options` keyed by provider slug. */
+export const ChatProviderSchema = ProviderPreferencesSchema.extend(ProviderPassthroughSchema.shape);
+
 export const ChatRequestSchema = z
   .object({
     messages: z.array(ChatMessageSchema).min(1, "messages must have at least 1 message").max(MAX_MESSAGES),
@@ -151,7 +154,7 @@ export const ChatRequestSchema = z
     /** OpenRouter's legacy form: false hides the reasoning (`reasoning.exclude`), true asks for it. */
     include_reasoning: z.boolean().nullish(),
     /** Routing preferences, plus `options` keyed by provider slug (only the chosen provider's entry is sent). */
-    provider: ProviderPreferencesSchema.extend(ProviderPassthroughSchema.shape).nullish(),
+    provider: ChatProviderSchema.nullish(),
     preset: z.string().min(1).optional(),
     plugins: z.array(PluginSchema).max(16).optional(),
     transforms: z.array(z.string()).max(16).optional(),
