@@ -2,6 +2,7 @@
 // request leaves unset; on chat and responses the whole config and the system prompt apply
 // (applyChatPreset, applyResponsesPreset).
 
+import type { z } from "@hono/zod-openapi";
 import type { AuthContext } from "../db/auth-records";
 import { getDb } from "../db/client";
 import { presetRefOf, type ResolvedPreset, resolvePreset } from "../db/presets";
@@ -11,6 +12,7 @@ import type { RouteRequest } from "../routing/plan";
 import { ProviderPreferencesSchema } from "../routing/preferences";
 import { type ChatRequestBody, ChatRequestSchema } from "../schemas/chat";
 import { CHAT_PRESET_CONFIG_FIELDS, hasInstructions } from "../schemas/chat-preset";
+import { ProviderPassthroughSchema } from "../schemas/media-common";
 import {
   PRESET_CONFIG_FIELDS,
   type ResponsesRequest,
@@ -18,6 +20,7 @@ import {
 } from "../schemas/responses-request";
 
 type RoutingFields = Pick<RouteRequest, "model" | "models" | "provider">;
+type ProviderOptions = NonNullable<z.infer<typeof ProviderPassthroughSchema>["options"]>;
 
 /** A request under the preset it named: `presetId` is that preset's id (null when it named none). */
 export interface UnderPreset<T> {
@@ -61,6 +64,28 @@ export async function applyModelPreset<T extends RoutingFields>(
     provider: preferences,
     presetId: preset.presetId,
   };
+}
+
+/**
+ * The provider options (`provider.options`) of the preset a speech or video request names as its model,
+ * for a request that sends none of its own (its own replace them whole, as `provider` does on chat).
+ */
+export async function presetProviderOptions(
+  env: Bindings,
+  auth: AuthContext,
+  model: string,
+): Promise<ProviderOptions | undefined> {
+  const ref = presetRefOf(model);
+  if (!ref) return undefined;
+  const preset = await presetOf(env, auth, ref.slug);
+  if (preset.config.provider == null) return undefined;
+  const parsed = ProviderPassthroughSchema.safeParse(preset.config.provider);
+  if (!parsed.success) {
+    throw badRequest(
+      `Preset '${ref.slug}' (version ${preset.version}) has provider options this route cannot use`,
+    );
+  }
+  return parsed.data.options;
 }
 
 async function presetOf(env: Bindings, auth: AuthContext, slug: string): Promise<ResolvedPreset> {

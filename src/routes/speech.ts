@@ -4,6 +4,7 @@ import type { CatalogEndpointEntry } from "../catalog/types";
 import { filterTexts } from "../guardrails/apply-filters";
 import { SPEECH_STREAM_MS } from "../inference/deadlines";
 import { requestIo, runInference, sessionIdOf, underCurrentPolicy } from "../inference/pipeline";
+import { presetProviderOptions } from "../inference/preset";
 import { apiRoute, createRouter, jsonBody } from "../lib/openapi";
 import { characterCount } from "../lib/text";
 import { supports } from "../providers/registry";
@@ -103,13 +104,16 @@ export const speechRoutes = createRouter().openapi(createSpeech, (c) =>
     const sessionId = sessionIdOf(c.req.header("x-session-id"), body.session_id);
     // Priced per character as the input's limit counts them: code points (an emoji is one).
     const characters = characterCount(input);
+    // A preset named as the model brings its provider options when the request sends none.
+    const options = body.provider?.options ?? (await presetProviderOptions(c.env, auth, body.model));
+    const sent = options === body.provider?.options ? body : { ...body, provider: { options } };
 
     return runInference(requestIo(c), {
       capability: "speech",
       route: { modality: "speech", model: body.model, requirements: speechRequirements(body) },
       worstCaseMicros: (a) => speechCostMicros(a.endpoint, characters),
       call: (adapter, attempt, ctx) =>
-        adapter.speech!(adapterRequest(body, input, filteredTranscript, attempt.endpoint), ctx),
+        adapter.speech!(adapterRequest(sent, input, filteredTranscript, attempt.endpoint), ctx),
       respond: (upstream, served) => {
         const costMicros = speechCostMicros(served.attempt.endpoint, characters);
         // Native pipe: the bytes never pass through JavaScript, and the promise tells when the stream

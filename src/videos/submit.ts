@@ -7,7 +7,7 @@ import type { Bindings } from "../env";
 import type { WaitUntil } from "../generations/record";
 import { filterTexts } from "../guardrails/apply-filters";
 import { attributionOf, planAndAdmit } from "../inference/pipeline";
-import { applyModelPreset } from "../inference/preset";
+import { applyModelPreset, presetProviderOptions } from "../inference/preset";
 import { ApiError, conflict } from "../lib/errors";
 import { sha256Hex } from "../lib/hash";
 import { errorText, log } from "../lib/log";
@@ -112,10 +112,13 @@ export async function submitVideo(
     if (existing) return replay(existing, hash);
   }
 
-  const [catalog, route] = await Promise.all([
+  const [catalog, route, presetOptions] = await Promise.all([
     getCatalog(env.DB),
     applyModelPreset(env, auth, { modality: "video" as const, model: body.model }),
+    // A preset named as the model brings its provider options when the request sends none.
+    body.provider?.options ? undefined : presetProviderOptions(env, auth, body.model),
   ]);
+  if (presetOptions) body = { ...body, provider: { options: presetOptions } };
   const model = findModel(catalog, route.model);
   if (model?.modality === "video") checkVideoModelRules(model, body);
   // Billed seconds depend on every endpoint the plan may try (the longest default duration).

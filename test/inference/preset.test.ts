@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createAccount } from "../helpers/accounts";
 import { call, errorOf } from "../helpers/http";
 import { post } from "../helpers/media";
-import { submit, submitOk } from "../helpers/videos";
+import { driveUntil, stateOf, submit, submitOk } from "../helpers/videos";
 
 async function savePreset(key: string, slug: string, body: Record<string, unknown>) {
   const res = await call(`/presets/${slug}/responses`, { key, method: "POST", body });
@@ -135,5 +135,45 @@ describe("presets in speech and video", () => {
     await submitOk(acct.apiKey, { model: `@preset/${slug}`, prompt: "a cat", duration: 2 });
     const missing = await submit(acct.apiKey, { model: "@preset/nope", prompt: "a cat", duration: 2 });
     expect(missing.status).toBe(404);
+  });
+
+  it("a speech preset's provider options apply when the request sends none; the request's own replace them", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `tts-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(acct.managementKey, slug, {
+      model: "sandbox/tts-mini",
+      provider: { options: { sandbox: { duration_ms: 10 } } },
+    });
+    const bytes = async (extra: Record<string, unknown>) => {
+      const { res, settled } = await post("/audio/speech", acct.apiKey, {
+        model: `@preset/${slug}`,
+        input: "hello there, this is a longer sentence to speak",
+        voice: "alloy",
+        response_format: "pcm",
+        ...extra,
+      });
+      expect(res.status).toBe(200);
+      const n = (await res.arrayBuffer()).byteLength;
+      await settled();
+      return n;
+    };
+    const underPreset = await bytes({});
+    const own = await bytes({ provider: { options: { sandbox: { duration_ms: 1_000 } } } });
+    // PCM at 24 kHz, 16-bit: 10 ms is 480 bytes, 1 s is 48,000.
+    expect(underPreset).toBe(480);
+    expect(own).toBe(48_000);
+  });
+
+  it("a video preset's provider options go with the job", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const slug = `vid-${crypto.randomUUID().slice(0, 8)}`;
+    await savePreset(acct.managementKey, slug, {
+      model: "sandbox/video-mini",
+      provider: { options: { sandbox: { fail_with: "PRESET-FAIL" } } },
+    });
+    const job = await submitOk(acct.apiKey, { model: `@preset/${slug}`, prompt: "a cat", duration: 2 });
+    expect((await stateOf(job.id)).providerOptions).toEqual({ sandbox: { fail_with: "PRESET-FAIL" } });
+    const failed = await driveUntil(acct.apiKey, job.id, "failed");
+    expect(failed.error).toContain("PRESET-FAIL");
   });
 });
