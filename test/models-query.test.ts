@@ -45,6 +45,11 @@ describe("GET /models filters", () => {
     expect(ids(spoken.data)).toEqual(
       ids(all.filter((m) => ["text", "audio"].includes(m.architecture.outputModalities[0]!))),
     );
+    // The modalities OpenRouter lists that no model here has: an empty list, not a 400; `speech` is audio.
+    expect((await list({ outputModalities: "image,rerank" })).data).toEqual([]);
+    expect(ids((await list({ outputModalities: "speech" })).data)).toEqual(
+      ids(all.filter((m) => m.architecture.outputModalities[0] === "audio")),
+    );
 
     const { data } = await list({ inputModalities: "image,file" });
     const expected = all.filter(

@@ -92,20 +92,27 @@ export const ProviderSchema = z
 export const ProvidersListSchema = z.object({ data: z.array(ProviderSchema) }).openapi("ProvidersList");
 
 export const OUTPUT_MODALITIES = ["text", "embeddings", "audio", "video"] as const;
+/**
+ * Modalities OpenRouter lists (and `@openrouter/sdk` documents) that this gateway serves no model of:
+ * accepted, matching nothing, so a client asking for them gets an empty list rather than a 400.
+ * `speech` names what this catalog calls `audio` (text to speech) and is read as it.
+ */
+const OPENROUTER_ONLY_MODALITIES = ["image", "rerank", "decisions", "transcription", "speech"];
+const KNOWN_MODALITIES: readonly string[] = [...OUTPUT_MODALITIES, ...OPENROUTER_ONLY_MODALITIES];
 
 export const OutputModalitiesQuerySchema = z.object({
   output_modalities: z
     .string()
     .regex(/^[a-z]+(,[a-z]+)*$/, "must be a comma-separated list of modalities, or 'all'")
     .refine(
-      (s) => s === "all" || s.split(",").every((m) => (OUTPUT_MODALITIES as readonly string[]).includes(m)),
-      `each modality must be one of ${OUTPUT_MODALITIES.join(", ")} (or the whole value 'all')`,
+      (s) => s === "all" || s.split(",").every((m) => KNOWN_MODALITIES.includes(m)),
+      `each modality must be one of ${KNOWN_MODALITIES.join(", ")} (or the whole value 'all')`,
     )
+    .transform((s) => (s === "all" ? s : s.replace(/\bspeech\b/g, "audio")))
     .optional()
     .openapi({ param: { name: "output_modalities", in: "query" }, description: "Default: all" }),
 });
 
-/** A page of a model list (`@openrouter/sdk` pages GET /embeddings/models with these). */
 export const ModelsPageQuerySchema = z.object({
   offset: z.coerce
     .number()
