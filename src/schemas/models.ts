@@ -113,6 +113,7 @@ export const OutputModalitiesQuerySchema = z.object({
     .openapi({ param: { name: "output_modalities", in: "query" }, description: "Default: all" }),
 });
 
+/** A page of a model list (`@openrouter/sdk` pages GET /embeddings/models and /models/user with these). */
 export const ModelsPageQuerySchema = z.object({
   offset: z.coerce
     .number()
@@ -129,21 +130,7 @@ export const ModelsPageQuerySchema = z.object({
     .openapi({ param: { name: "limit", in: "query" } }),
 });
 
-export const ModelsUserQuerySchema = OutputModalitiesQuerySchema.extend({
-  offset: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .openapi({ param: { name: "offset", in: "query" } }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(500)
-    .default(500)
-    .openapi({ param: { name: "limit", in: "query" } }),
-});
+export const ModelsUserQuerySchema = OutputModalitiesQuerySchema.extend(ModelsPageQuerySchema.shape);
 
 export const ModelsCountSchema = z.object({ data: z.object({ count: z.int() }) }).openapi("ModelsCount");
 
