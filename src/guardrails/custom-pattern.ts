@@ -37,7 +37,7 @@ export interface ScanBudget {
   /** The patterns this request already looked up (compiled at most once a request, whatever the cache). */
   seen?: Map<string, CustomPattern | null>;
   /** Each text's folded form (see fold.ts), made once a request. */
-  folds?: Map<string, Fold | null>;
+  folds?: Map<string, Array<Fold | null>>;
 }
 
 import type { Fold } from "./fold";

@@ -15,7 +15,7 @@ import {
   newScanBudget,
   type ScanBudget,
 } from "./custom-pattern";
-import { FOLD_UNITS_PER_CHAR, type Fold, fold, unfoldSpans } from "./fold";
+import { FOLD_UNITS_PER_CHAR, type Fold, readings, unfoldSpans } from "./fold";
 import type { AppliedFilter } from "./policy";
 
 export { BUILTIN_FILTER_SLUGS, BUILTIN_FILTERS, type BuiltinFilterSlug, luhnValid } from "./builtin-filters";
@@ -94,21 +94,22 @@ function customPattern(pattern: string, budget: ScanBudget): CustomPattern | nul
   return entry;
 }
 
-/** The text as filters read it (fold.ts), folded once a request; folding is charged as reading. */
-function foldedOf(text: string, budget: ScanBudget): Fold | null {
+/** The ways filters read the text (fold.ts), made once a request; folding is charged as reading. */
+function readingsOf(text: string, budget: ScanBudget): Array<Fold | null> {
   budget.folds ??= new Map();
   const known = budget.folds.get(text);
   if (known !== undefined) return known;
-  const folded = fold(text);
-  if (folded) budget.remaining -= (text.length * FOLD_UNITS_PER_CHAR) / 10;
-  budget.folds.set(text, folded);
-  return folded;
+  const made = readings(text);
+  const folds = made.filter((r) => r !== null).length;
+  budget.remaining -= (folds * text.length * FOLD_UNITS_PER_CHAR) / 10;
+  budget.folds.set(text, made);
+  return made;
 }
 
 /**
- * Match spans of one filter in `text` (only the first when `firstOnly`), found in the folded text and
- * given as spans of `text`; an unusable stored pattern matches nothing. Null when the filter ran out of
- * `budget`.
+ * Match spans of one filter in `text` (only the first when `firstOnly`), found in each reading of the
+ * text and given as spans of `text`; an unusable stored pattern matches nothing. Null when the filter
+ * ran out of `budget`.
  */
 export function filterMatches(
   filter: AppliedFilter,
@@ -116,19 +117,23 @@ export function filterMatches(
   budget: ScanBudget,
   firstOnly = false,
 ): Array<[number, number]> | null {
-  const folded = foldedOf(text, budget);
-  const read = folded?.text ?? text;
-  let spans: Array<[number, number]> | null;
-  if (filter.kind === "builtin") {
-    spans = isBuiltinSlug(filter.match) ? builtinMatches(filter.match, read, budget, firstOnly) : [];
-  } else {
-    const compiledPattern = customPattern(filter.match, budget);
-    if (budget.remaining < 0) return null;
-    if (!compiledPattern) return [];
-    spans = customSpans(compiledPattern, read, budget, firstOnly);
+  const found: Array<[number, number]> = [];
+  for (const reading of readingsOf(text, budget)) {
+    const read = reading?.text ?? text;
+    let spans: Array<[number, number]> | null;
+    if (filter.kind === "builtin") {
+      spans = isBuiltinSlug(filter.match) ? builtinMatches(filter.match, read, budget, firstOnly) : [];
+    } else {
+      const compiledPattern = customPattern(filter.match, budget);
+      if (budget.remaining < 0) return null;
+      if (!compiledPattern) return [];
+      spans = customSpans(compiledPattern, read, budget, firstOnly);
+    }
+    if (!spans) return null;
+    found.push(...(reading ? unfoldSpans(reading, spans) : spans));
+    if (firstOnly && found.length > 0) break;
   }
-  if (!spans) return null;
-  return mergeSpans(folded ? unfoldSpans(folded, spans) : spans);
+  return mergeSpans(found);
 }
 
 function replaceSpans(text: string, spans: Array<[number, number]>, label: string): string {

@@ -1,8 +1,11 @@
 // The text as content filters read it: compatibility forms folded (NFKC: fullwidth letters and signs,
 // ligatures, no-break and ideographic spaces) and invisible format characters (zero-width spaces and
 // joiners, soft hyphens, direction marks) dropped, so `bob＠example.com` or `ig\u200bnore` match as
-// their plain forms do. Matches found in the folded text are mapped back to the text as sent, so a
-// redaction replaces exactly what the caller wrote.
+// their plain forms do. Unicode tag characters read as the ASCII they hide ("ASCII smuggling": a model
+// reads them, a person sees nothing). A text is read in up to three ways (readings): invisible
+// characters dropped (`ig\u200bnore`), or read as spaces (`ignore\u200bprevious`, two words to the
+// model), and with diacritics and combining marks stripped (`forbidden\u0301word`). Matches found in a
+// reading are mapped back to the text as sent, so a redaction replaces exactly what the caller wrote.
 
 /** Code points that render as nothing (or only steer rendering): a filter reads through them. */
 const INVISIBLE_RANGES: Array<[number, number]> = [
@@ -16,16 +19,43 @@ const INVISIBLE_RANGES: Array<[number, number]> = [
   [0x202a, 0x202e], // direction embeddings and overrides
   [0x2060, 0x2064], // word joiner, invisible operators
   [0x2066, 0x206f], // direction isolates, deprecated format characters
+  [0x2800, 0x2800], // braille pattern blank
   [0x3164, 0x3164], // Hangul filler
   [0xfe00, 0xfe0f], // variation selectors
   [0xfeff, 0xfeff], // zero-width no-break space
   [0xffa0, 0xffa0], // halfwidth Hangul filler
+  [0xe0000, 0xe001f], // tag characters without an ASCII twin
+  [0xe007f, 0xe007f], // cancel tag
+  [0xe0100, 0xe01ef], // variation selectors supplement
 ];
+/** Tag characters U+E0020..U+E007E: each reads as the ASCII character 0xE0000 below it. */
+const TAG_FIRST = 0xe0020;
+const TAG_LAST = 0xe007e;
+const isTag = (cp: number) => cp >= TAG_FIRST && cp <= TAG_LAST;
 const isInvisible = (cp: number) => INVISIBLE_RANGES.some(([lo, hi]) => cp >= lo && cp <= hi);
-const hasInvisible = (run: string) => {
-  for (const ch of run) if (isInvisible(ch.codePointAt(0)!)) return true;
+/** Whether a run holds a character every reading changes (invisible or a tag). */
+const hasHidden = (run: string) => {
+  for (const ch of run) {
+    const cp = ch.codePointAt(0)!;
+    if (isInvisible(cp) || isTag(cp)) return true;
+  }
   return false;
 };
+const MARKS = /\p{M}/gu;
+
+/** How a reading takes invisible characters and marks (see the header). */
+export type Reading = "drop" | "space" | "bare";
+
+function foldedChar(ch: string, reading: Reading): string {
+  const cp = ch.codePointAt(0)!;
+  if (isTag(cp)) return String.fromCharCode(cp - 0xe0000);
+  if (isInvisible(cp)) return reading === "space" ? " " : "";
+  return reading === "bare" ? ch.normalize("NFKD").replace(MARKS, "") : ch.normalize("NFKC");
+}
+
+/** Whether a run (with nothing hidden in it) reads as it is written. */
+const plainRun = (run: string, reading: Reading) =>
+  reading === "bare" ? run.normalize("NFKD").replace(MARKS, "") === run : run.normalize("NFKC") === run;
 const NON_ASCII_RUN = /[\u0080-\uFFFF]+/g;
 /** Folding a character costs the scan budget as much as reading ten (see custom-pattern.ts). */
 export const FOLD_UNITS_PER_CHAR = 1;
@@ -50,7 +80,7 @@ export interface Fold {
  * The folded text, or null when folding changes nothing (an ASCII text, or one already in NFKC with
  * nothing invisible): filters then read the text as sent.
  */
-export function fold(text: string): Fold | null {
+export function fold(text: string, reading: Reading = "drop"): Fold | null {
   NON_ASCII_RUN.lastIndex = 0;
   if (!NON_ASCII_RUN.test(text)) return null;
   const changes: Change[] = [];
@@ -60,11 +90,11 @@ export function fold(text: string): Fold | null {
   for (const run of text.matchAll(NON_ASCII_RUN)) {
     const value = run[0];
     // A run already in its folded form (most non-Latin text) is kept whole.
-    if (!hasInvisible(value) && value.normalize("NFKC") === value) continue;
+    if (!hasHidden(value) && plainRun(value, reading)) continue;
     out += text.slice(copied, run.index);
     copied = run.index;
     for (const ch of value) {
-      const to = isInvisible(ch.codePointAt(0)!) ? "" : ch.normalize("NFKC");
+      const to = foldedChar(ch, reading);
       if (to !== ch) changes.push({ at: out.length, folded: to.length, from: copied, length: ch.length });
       out += to;
       copied += ch.length;
@@ -72,6 +102,23 @@ export function fold(text: string): Fold | null {
   }
   if (changes.length === 0) return null;
   return { text: out + text.slice(copied), changes };
+}
+
+/**
+ * The ways filters read a text: the folded text (or null: the text as sent), then, when they differ from
+ * it, the text with invisible characters read as spaces and the text without marks.
+ */
+export function readings(text: string): Array<Fold | null> {
+  const dropped = fold(text);
+  const first = dropped?.text ?? text;
+  const out: Array<Fold | null> = [dropped];
+  if (dropped?.changes.some((c) => c.folded === 0)) {
+    const spaced = fold(text, "space");
+    if (spaced && spaced.text !== first) out.push(spaced);
+  }
+  const bare = fold(text, "bare");
+  if (bare && bare.text !== first) out.push(bare);
+  return out;
 }
 
 /** The characters of the text as sent that the folded text's code unit `q` was read from. */
