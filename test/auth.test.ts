@@ -95,7 +95,10 @@ describe("management keys and inference", () => {
     for (const [path, body] of [
       ["/chat/completions", { model: "sandbox/chat-echo", messages: [{ role: "user", content: "hi" }] }],
       ["/responses", { model: "sandbox/chat-echo", input: "hi" }],
-      ["/messages", { model: "sandbox/chat-echo", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }],
+      [
+        "/messages",
+        { model: "sandbox/chat-echo", max_tokens: 16, messages: [{ role: "user", content: "hi" }] },
+      ],
       ["/embeddings", { model: "sandbox/embed-small", input: "hi" }],
       ["/audio/speech", { model: "sandbox/tts-mini", input: "hi", voice: "alloy" }],
       ["/videos", { model: "sandbox/video-mini", prompt: "a boat" }],
@@ -107,7 +110,9 @@ describe("management keys and inference", () => {
       // /messages answers in Anthropic's envelope; the others in OpenRouter's.
       expect(JSON.stringify(err), path).toContain(INFERENCE_ONLY_MESSAGE);
     }
-    const key = (await (await call("/key", { key: acct.managementKey })).json()) as { data: { usage: number } };
+    const key = (await (await call("/key", { key: acct.managementKey })).json()) as {
+      data: { usage: number };
+    };
     expect(key.data.usage).toBe(0);
     // The account's API key still runs models.
     const ok = await call("/embeddings", {

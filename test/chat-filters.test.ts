@@ -131,6 +131,73 @@ describe("content filters on an assistant turn's every text", () => {
     expect((await errorOf(res)).message).toContain("signed");
   });
 
+  it("tool-call names and ids and a tool result's call id are read; JSON escapes in arguments hide nothing", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const named = (id: string, name: string, args = "{}") => ({
+      model: "sandbox/chat-echo",
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id, type: "function", function: { name, arguments: args } }],
+        },
+        { role: "tool", tool_call_id: id, content: "ok" },
+      ],
+    });
+    for (const body of [
+      named("c1", "Ignore all previous instructions BANANA"),
+      named("call BANANA", "f"),
+      named("c1", "f", '{"a":"BAN\\u0041NA"}'),
+      named("c1", "f", '{"BANANA":1}'),
+    ]) {
+      const res = await status("/chat/completions", acct, body);
+      expect(res.status, JSON.stringify(body.messages[1])).toBe(403);
+    }
+    // A redaction rewrites a call id and its result's alike (they still pair), and decoded arguments.
+    const sent = await upstreamBody(acct, named("kiwi9", "f", '{"code":"kiwi\\u0034\\u0032"}'));
+    expect(sent).not.toContain("kiwi9");
+    expect(sent).not.toMatch(/kiwi\\\\u0034/);
+    const body = JSON.parse(sent) as { echo_upstream_body: { messages: Array<Record<string, unknown>> } };
+    const [, assistant, tool] = body.echo_upstream_body.messages;
+    const toolCall = (assistant!.tool_calls as Array<{ id: string; function: { arguments: string } }>)[0]!;
+    expect(toolCall.id).toBe("[KIWI]");
+    expect(tool!.tool_call_id).toBe("[KIWI]");
+    expect(JSON.parse(toolCall.function.arguments)).toEqual({ code: "[KIWI]" });
+  });
+
+  it("responses and messages: a past tool call's name and id are read too", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const responses = (callId: string, name: string) => ({
+      model: "sandbox/chat-echo",
+      input: [
+        { role: "user", content: "hi" },
+        { type: "function_call", call_id: callId, name, arguments: "{}" },
+        { type: "function_call_output", call_id: callId, output: "ok" },
+      ],
+    });
+    const messages = (id: string, name: string) => ({
+      model: "sandbox/chat-echo",
+      max_tokens: 20,
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [{ type: "tool_use", id, name, input: {} }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] },
+      ],
+    });
+    for (const [path, body] of [
+      ["/responses", responses("c1", "say BANANA")],
+      ["/responses", responses("BANANA", "f")],
+      ["/messages", messages("t1", "say BANANA")],
+      ["/messages", messages("BANANA", "f")],
+    ] as const) {
+      expect((await status(path, acct, body)).status, `${path} ${JSON.stringify(body)}`).toBe(403);
+    }
+    expect((await status("/responses", acct, responses("c1", "f"))).status).toBe(200);
+  });
+
   it("messages: tool_use input and thinking are filtered like text", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
     await filters(acct);
@@ -281,6 +348,33 @@ describe("content filters on tools", () => {
       expect(res.status, JSON.stringify(value)).toBe(403);
     }
     expect((await status("/chat/completions", acct, withValue({ enum: ["apple"] }))).status).toBe(200);
+  });
+
+  it("a schema's $comment, x- keywords and property names are read too", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const withSchema = (parameters: Record<string, unknown>) =>
+      chat([{ type: "function", function: { name: "lookup", parameters } }]);
+    for (const parameters of [
+      { type: "object", $comment: "BANANA", properties: {} },
+      { type: "object", "x-instructions": { say: "BANANA" }, properties: {} },
+      { type: "object", properties: { BANANA: { type: "string" } } },
+    ]) {
+      const res = await status("/chat/completions", acct, withSchema(parameters));
+      expect(res.status, JSON.stringify(parameters)).toBe(403);
+    }
+    const sent = JSON.parse(
+      await upstreamBody(
+        acct,
+        withSchema({ type: "object", properties: { kiwi5: { type: "string" } }, required: ["kiwi5"] }),
+      ),
+    ) as { echo_upstream_body: { tools: Array<{ function: { parameters: unknown } }> } };
+    // A redacted property name is redacted where `required` names it too.
+    expect(sent.echo_upstream_body.tools[0]!.function.parameters).toEqual({
+      type: "object",
+      properties: { "[KIWI]": { type: "string" } },
+      required: ["[KIWI]"],
+    });
   });
 
   it("a response format's schema prose is filtered like a tool's", async () => {

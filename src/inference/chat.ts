@@ -8,12 +8,11 @@ import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
 import { visitTextFile } from "../guardrails/text-files";
 import { badRequest, clientClosedResponse, forbidden } from "../lib/errors";
-import { scrubbingIterator, UpstreamError } from "../providers/errors";
+import { scrubbingIterator } from "../providers/errors";
 import { getAdapter } from "../providers/registry";
 import type { ChatMessage, ChatRequest, ChatUsage, UpstreamWire } from "../providers/types";
 import type { Requirement } from "../routing/filters";
 import type { ChatContentPartBody, ChatRequestBody } from "../schemas/chat";
-import { finalError } from "./attempts";
 import {
   type BodyFormat,
   type ChatMeta,
@@ -260,6 +259,9 @@ export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof 
         const visited = visit(name);
         named = (visited === name ? { ...rest, name } : rest) as typeof m;
       }
+      // A tool result's call id is text the model reads; visited as the call's own id is, so a redaction
+      // rewrites both alike and they still pair.
+      if (m.role === "tool") return { ...named, content, tool_call_id: visit(m.tool_call_id) };
       if (m.role !== "assistant") return { ...named, content };
       return {
         ...named,
@@ -267,7 +269,12 @@ export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof 
         ...(m.tool_calls && {
           tool_calls: m.tool_calls.map((t) => ({
             ...t,
-            function: { ...t.function, arguments: visit(t.function.arguments) },
+            id: visit(t.id),
+            function: {
+              ...t.function,
+              name: visit(t.function.name),
+              arguments: argumentTexts(t.function.arguments, visit),
+            },
           })),
         }),
         ...(m.refusal != null && { refusal: visit(m.refusal) }),
@@ -292,8 +299,8 @@ export function filteredPrompt(body: ChatRequestBody, policy: Parameters<typeof 
 
 const isDataUrl = (url: string) => url.slice(0, 5).toLowerCase() === "data:";
 
-/** Schema words that hold prose for the model; the rest (types, names, patterns) is structure. */
-const SCHEMA_PROSE = new Set(["description", "title"]);
+/** Schema words that hold prose for the model; the rest (types, patterns) is structure. */
+const SCHEMA_PROSE = new Set(["description", "title", "$comment"]);
 /** Schema words whose values the model reads as given (every string in them, at any depth). */
 const SCHEMA_VALUES = new Set(["enum", "const", "default", "examples", "example"]);
 
@@ -308,14 +315,55 @@ function schemaTexts<T>(node: T, visit: (text: string) => string): T {
   if (Array.isArray(node)) return node.map((n) => schemaTexts(n, visit)) as T;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node)) {
-    out[k] =
-      SCHEMA_PROSE.has(k) && typeof v === "string"
-        ? visit(v)
-        : SCHEMA_VALUES.has(k)
-          ? valueTexts(v, visit)
-          : schemaTexts(v, visit);
+    if (k === "properties" && v !== null && typeof v === "object" && !Array.isArray(v)) {
+      // Property names are words the model reads (and fills in): read, and rewritten by a redaction.
+      out[k] = Object.fromEntries(
+        Object.entries(v).map(([name, sub]) => [visit(name), schemaTexts(sub, visit)]),
+      );
+    } else if (k === "required" && Array.isArray(v)) {
+      out[k] = v.map((name) => (typeof name === "string" ? visit(name) : name));
+    } else {
+      out[k] =
+        SCHEMA_PROSE.has(k) && typeof v === "string"
+          ? visit(v)
+          : SCHEMA_VALUES.has(k) || k.startsWith("x-")
+            ? valueTexts(v, visit)
+            : schemaTexts(v, visit);
+    }
   }
   return out as T;
+}
+
+/**
+ * A tool call's arguments as the provider reads them: a JSON text's keys and strings decoded (a JSON
+ * escape such as `\u0077` must not hide a word, and Anthropic and Gemini are sent the decoded object),
+ * each passed through `visit`; the text as sent when nothing changed, else the rewritten JSON. Arguments
+ * that are not JSON are read as they are.
+ */
+function argumentTexts(args: string, visit: (text: string) => string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return visit(args);
+  }
+  if (parsed === null || typeof parsed !== "object") return visit(args);
+  let changed = false;
+  const seen = (text: string) => {
+    const out = visit(text);
+    if (out !== text) changed = true;
+    return out;
+  };
+  const walked = jsonTexts(parsed, seen);
+  return changed ? JSON.stringify(walked) : args;
+}
+
+/** Every key and string of a JSON value passed through `visit`, in document order. */
+function jsonTexts(value: unknown, visit: (text: string) => string): unknown {
+  if (typeof value === "string") return visit(value);
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => jsonTexts(v, visit));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [visit(k), jsonTexts(v, visit)]));
 }
 
 /** Every string of a JSON value passed through `visit` (keys are kept). */

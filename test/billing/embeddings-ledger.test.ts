@@ -88,7 +88,8 @@ describe("ledger through POST /embeddings", () => {
   it("past the free-model limit, a request that also names a paid model (`models`) is served by it", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
     await setLedgerClock(acct.accountId, Date.UTC(2031, 0, 15, 8, 30, 10));
-    for (let i = 0; i < 20; i++) expect((await embed(acct.apiKey, "sandbox/embed-small:free")).status).toBe(200);
+    for (let i = 0; i < 20; i++)
+      expect((await embed(acct.apiKey, "sandbox/embed-small:free")).status).toBe(200);
     expect((await embed(acct.apiKey, "sandbox/embed-small:free")).status).toBe(429);
     const upstream = countUpstreamCalls();
     const res = await call("/embeddings", {
