@@ -114,6 +114,25 @@ describe("failover", () => {
     expect((await errorOf(ignored)).message).toContain("provider.ignore");
   });
 
+  it("reads providers by slug or display name in any case: an ignore never fails open", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const ignored = await embed(acct.apiKey, {
+      model: "sandbox/embed-small",
+      input: "x",
+      provider: { ignore: ["Sandbox", "SANDBOX-BACKUP"] },
+    });
+    expect(ignored.status).toBe(404);
+    expect((await errorOf(ignored)).message).toContain("provider.ignore");
+    for (const name of ["Sandbox Backup", "sandbox-backup", "SANDBOX-backup"]) {
+      const ordered = await embed(acct.apiKey, {
+        model: "sandbox/embed-small",
+        input: "x",
+        provider: { order: [name], only: [name] },
+      });
+      expect(((await ordered.json()) as { provider: string }).provider, name).toBe("sandbox-backup");
+    }
+  });
+
   it("a rate limit mixed with other failures carries no Retry-After", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const res = await embed(acct.apiKey, {

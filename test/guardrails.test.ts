@@ -64,6 +64,12 @@ describe("guardrails through the SDK", () => {
       limitUsd: 25,
       allowedProviders: ["cohere", "sandbox"],
     });
+    // Display names and any case are read as the slugs the listings show beside them.
+    const named = await client.guardrails.update({
+      id: g.id,
+      updateGuardrailRequest: { allowedProviders: ["Cohere", "SANDBOX", "Google AI Studio"] },
+    });
+    expect(named.data.allowedProviders).toEqual(["cohere", "sandbox", "google-ai-studio"]);
     expect((await client.guardrails.delete({ id: g.id })).deleted).toBe(true);
     expect((await call(`/guardrails/${g.id}`, { key: acct.managementKey })).status).toBe(404);
   });

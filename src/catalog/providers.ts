@@ -19,6 +19,17 @@ const DISPLAY_NAMES: Record<string, string> = {
   xai: "xAI",
 };
 
+const SLUG_OF_NAME = new Map(Object.entries(DISPLAY_NAMES).map(([slug, name]) => [name.toLowerCase(), slug]));
+
+/**
+ * The provider slug a caller means, given a slug or a display name in any case (`Sandbox`, `SANDBOX`,
+ * `Google AI Studio`, `google-ai-studio`): what the endpoint listings show is what callers type.
+ */
+export function providerSlugOf(name: string): string {
+  const lower = name.trim().toLowerCase();
+  return SLUG_OF_NAME.get(lower) ?? lower.replace(/\s+/g, "-");
+}
+
 /** A slug the table does not know reads as its words capitalised: `sandbox-backup` -> `Sandbox Backup`. */
 export function providerDisplayName(slug: string): string {
   return (

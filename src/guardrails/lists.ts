@@ -1,4 +1,5 @@
 // Normalises a guardrail's model and provider lists against the catalog: slugs or canonical slugs in, slugs out.
+import { providerSlugOf } from "../catalog/providers";
 import type { LoadedCatalog } from "../catalog/types";
 import { badRequest } from "../lib/errors";
 
@@ -32,9 +33,11 @@ export function normaliseModels(catalog: LoadedCatalog, field: string, list: str
   return [...new Set(out)];
 }
 
-export function normaliseProviders(catalog: LoadedCatalog, field: string, list: string[]): string[] {
+export function normaliseProviders(catalog: LoadedCatalog, field: string, sent: string[]): string[] {
   const known = catalogProviders(catalog);
-  const unknown = list.filter((p) => !known.has(p));
+  // Display names and any case read as slugs, as a request's provider preferences do.
+  const list = sent.map(providerSlugOf);
+  const unknown = sent.filter((_, i) => !known.has(list[i]!));
   if (unknown.length > 0) {
     throw badRequest(`${field}: unknown provider(s) ${unknown.map((u) => `'${u}'`).join(", ")}`, {
       field,

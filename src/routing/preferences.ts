@@ -1,7 +1,9 @@
 // The `provider` routing preferences object, with @openrouter/sdk's field names, shared by every inference route.
 import { z } from "@hono/zod-openapi";
+import { providerSlugOf } from "../catalog/providers";
 
-const ProviderList = z.array(z.string().min(1)).max(100);
+/** Providers by slug or display name, in any case, read as slugs (an `ignore` must never fail open). */
+const ProviderList = z.array(z.string().min(1).transform(providerSlugOf)).max(100);
 const UsdString = z.union([z.number().nonnegative(), z.string().regex(/^\d+(\.\d+)?$/, "a price in USD")]);
 
 export const ProviderSortSchema = z.enum(["price", "throughput", "latency", "exacto"]);
