@@ -41,9 +41,15 @@ export function worded(r: Rejection): Refusal {
     }
     case "budget": {
       const resets = r.resetsAt ?? null;
+      const when = resets == null ? "" : ` (it resets at ${iso(resets)})`;
+      // Spent, or not spent but short of what this request may cost (its worst case is reserved).
+      const what =
+        (r.remainingMicros ?? 0) > 0 && r.worstCaseMicros != null
+          ? `budget too low for this request: it may cost up to $${usd(r.worstCaseMicros)} and $${usd(r.remainingMicros)} of the $${usd(r.limitMicros)} limit remains${when}; lower its max_tokens or raise the budget`
+          : `budget exhausted: $${usd(r.remainingMicros)} of its $${usd(r.limitMicros)} limit remains${when}`;
       return {
         status: 403,
-        message: `Guardrail '${r.guardrailName}' budget exhausted: $${usd(r.remainingMicros)} of its $${usd(r.limitMicros)} limit remains${resets == null ? "" : `; it resets at ${iso(resets)}`}.`,
+        message: `Guardrail '${r.guardrailName}' ${what}.`,
         metadata: meta({
           guardrail_id: r.guardrailId ?? null,
           guardrail_name: r.guardrailName ?? null,

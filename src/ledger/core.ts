@@ -257,6 +257,7 @@ export class LedgerCore {
       return {
         reason: "budget",
         at: now,
+        worstCaseMicros: amount,
         remainingMicros: Math.max(0, b.limitMicros - used),
         limitMicros: b.limitMicros,
         resetsAt: resetsAt(b, now),

@@ -181,6 +181,14 @@ describe("BYOK in and out of caps and budgets", () => {
     const refused = await outcome(admit(env, auth, request({ worstCaseMicros: 1 })));
     expect((refused as ApiError).status).toBe(403);
     expect((refused as ApiError).message).toContain("Guardrail 'team-weekly' budget exhausted");
+    // Not spent but short of a request's worst case: the refusal says so, and what would help.
+    const other = await createKey(acct);
+    await addBudget(acct, other.hash, { name: "small", limitUsd: 0.001, reset: "daily" });
+    const short = await outcome(admit(env, await authFor(other.hash), request({ worstCaseMicros: 1_500 })));
+    expect((short as ApiError).status).toBe(403);
+    expect((short as ApiError).message).toMatch(
+      /^Guardrail 'small' budget too low for this request: it may cost up to \$0\.0015 and \$0\.001 of the \$0\.001 limit remains \(it resets at .*\); lower its max_tokens or raise the budget\.$/,
+    );
     // BYOK passes this budget (include_byok_in_budgets false)...
     expect(await outcome(admit(env, auth, request({ byok: true })))).not.toBeInstanceOf(ApiError);
     // ...releasing the reservation frees the budget again.
