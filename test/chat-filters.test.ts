@@ -486,6 +486,40 @@ describe("content filters on inline text files", () => {
     const pdf = `data:application/pdf;base64,${base64("%PDF-1.4 BANANA")}`;
     expect((await status("/chat/completions", acct, file(pdf))).status).toBe(200);
   });
+
+  it("read a text file in its declared charset; one in a charset no filter can read is refused", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await filters(acct);
+    const utf16le = (text: string) => {
+      const bytes = new Uint8Array(text.length * 2);
+      for (let i = 0; i < text.length; i++)
+        new DataView(bytes.buffer).setUint16(i * 2, text.charCodeAt(i), true);
+      return btoa(String.fromCharCode(...bytes));
+    };
+    const latin1 = (text: string) => btoa(text);
+    for (const data of [
+      `data:text/plain;charset=utf-16le;base64,${utf16le("x BANANA")}`,
+      `data:text/plain;charset=ISO-8859-1;base64,${latin1("caf\u00e9 BANANA")}`,
+    ]) {
+      expect((await status("/chat/completions", acct, file(data))).status, data).toBe(403);
+    }
+    const unknown = await status(
+      "/chat/completions",
+      acct,
+      file(`data:text/plain;charset=x-klingon;base64,${latin1("hi")}`),
+    );
+    expect(unknown.status).toBe(400);
+    expect((await errorOf(unknown)).message).toContain("charset 'x-klingon'");
+    // A redaction is written back as UTF-8, and the header says so.
+    const sent = JSON.parse(
+      await upstreamBody(acct, file(`data:text/plain;charset=utf-16le;base64,${utf16le("ask kiwi42 now")}`)),
+    ) as { echo_upstream_body: { messages: Array<{ content: Array<{ file?: { file_data: string } }> }> } };
+    const data = sent.echo_upstream_body.messages[0]!.content[1]!.file!.file_data;
+    expect(data.startsWith("data:text/plain;charset=utf-8;base64,")).toBe(true);
+    expect(new TextDecoder().decode(Uint8Array.from(atob(data.split(",")[1]!), (c) => c.charCodeAt(0)))).toBe(
+      "ask [KIWI] now",
+    );
+  });
 });
 
 describe("content filters on media given by URL", () => {
