@@ -156,7 +156,25 @@ app.onError((rawErr, c) => {
   const stack = err instanceof Error ? err.stack : undefined;
   if (trace) Object.assign(trace, { error, stack });
   else log("error", { message: "unexpected error", request_id: c.get("requestId"), error, stack });
+  if (isTransient(err)) {
+    // The ledger or another platform service did not answer (a Durable Object reset by a deploy, a
+    // connection lost): the caller may retry, as after a 503 from a provider.
+    c.header("Retry-After", "1");
+    return c.json(envelope(503, "A service the gateway depends on could not be reached; retry shortly"), 503);
+  }
   return c.json(envelope(500, "Internal server error"), 500);
 });
+
+/**
+ * Errors of the platform's own services that a retry may not meet: Cloudflare marks them `retryable`
+ * (a Durable Object reset or overloaded, a connection lost); workerd's text says so locally.
+ */
+function isTransient(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if ((err as { retryable?: unknown }).retryable === true) return true;
+  return /Network connection lost|Durable Object reset|Durable Object is overloaded|internal error; reference/i.test(
+    err.message,
+  );
+}
 
 export default app;

@@ -143,6 +143,26 @@ describe("error envelope", () => {
       expect(logged).toHaveBeenCalledOnce();
       expect(String(logged.mock.calls[0]?.[0])).toContain("req-12345678");
     });
+
+    it("answers 503 with Retry-After when the ledger cannot be reached (a Durable Object reset, a lost connection)", async () => {
+      vi.spyOn(console, "error").mockImplementation(() => {});
+      vi.spyOn(console, "log").mockImplementation(() => {});
+      const acct = await createAccount({ creditsUsd: 5 });
+      const lost = { admit: () => Promise.reject(new Error("Network connection lost.")) };
+      const ledger = { ...env.LEDGER, get: () => lost, idFromName: (n: string) => env.LEDGER.idFromName(n) };
+      const res = await app.fetch(
+        new Request(`${BASE}/embeddings`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${acct.apiKey}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ model: "sandbox/embed-small", input: "hello" }),
+        }),
+        { ...env, LEDGER: ledger as unknown as typeof env.LEDGER },
+        createExecutionContext(),
+      );
+      expect(res.status).toBe(503);
+      expect(res.headers.get("Retry-After")).toBe("1");
+      expect((await errorOf(res)).message).toContain("could not be reached");
+    });
   });
 });
 
