@@ -4,8 +4,10 @@
 // their plain forms do. Unicode tag characters read as the ASCII they hide ("ASCII smuggling": a model
 // reads them, a person sees nothing). A text is read in up to three ways (readings): invisible
 // characters dropped (`ig\u200bnore`), or read as spaces (`ignore\u200bprevious`, two words to the
-// model), and with diacritics and combining marks stripped (`forbidden\u0301word`). Matches found in a
-// reading are mapped back to the text as sent, so a redaction replaces exactly what the caller wrote.
+// model), and bare: diacritics and combining marks stripped (`forbidden\u0301word`) and Cyrillic, Greek
+// and other letters drawn like a Latin one read as it (`раssword` with a Cyrillic `р` and `а`). Matches
+// found in a reading are mapped back to the text as sent, so a redaction replaces exactly what the
+// caller wrote. A pattern written in those scripts still matches in the other readings.
 
 /** Code points that render as nothing (or only steer rendering): a filter reads through them. */
 const INVISIBLE_RANGES: Array<[number, number]> = [
@@ -43,6 +45,81 @@ const hasHidden = (run: string) => {
 };
 const MARKS = /\p{M}/gu;
 
+/**
+ * Letters of other scripts that common fonts draw exactly as a Latin letter (Unicode's confusables, the
+ * single-letter cases between Latin and Cyrillic, Greek and Armenian, and Latin's own look-alikes): the
+ * bare reading reads them as that letter.
+ */
+const LOOK_ALIKES: Record<string, string> = Object.fromEntries(
+  [
+    // Cyrillic
+    "аa",
+    "еe",
+    "оo",
+    "рp",
+    "сc",
+    "уy",
+    "хx",
+    "ѕs",
+    "іi",
+    "јj",
+    "ԁd",
+    "ԛq",
+    "ԝw",
+    "һh",
+    "ӏl",
+    "АA",
+    "ВB",
+    "ЕE",
+    "КK",
+    "МM",
+    "НH",
+    "ОO",
+    "РP",
+    "СC",
+    "ТT",
+    "ХX",
+    "ЅS",
+    "ІI",
+    "ЈJ",
+    "ҮY",
+    "ԚQ",
+    "ԜW",
+    "ӀI",
+    // Greek
+    "οo",
+    "αa",
+    "νv",
+    "ρp",
+    "ιi",
+    "κk",
+    "ΑA",
+    "ΒB",
+    "ΕE",
+    "ΖZ",
+    "ΗH",
+    "ΙI",
+    "ΚK",
+    "ΜM",
+    "ΝN",
+    "ΟO",
+    "ΡP",
+    "ΤT",
+    "ΥY",
+    "ΧX",
+    // Armenian, Latin
+    "օo",
+    "սu",
+    "ıi",
+    "ɑa",
+    "ɡg",
+  ].map((pair) => [pair[0]!, pair[1]!]),
+);
+const hasLookAlike = (run: string) => {
+  for (const ch of run) if (LOOK_ALIKES[ch] !== undefined) return true;
+  return false;
+};
+
 /** How a reading takes invisible characters and marks (see the header). */
 export type Reading = "drop" | "space" | "bare";
 
@@ -50,12 +127,16 @@ function foldedChar(ch: string, reading: Reading): string {
   const cp = ch.codePointAt(0)!;
   if (isTag(cp)) return String.fromCharCode(cp - 0xe0000);
   if (isInvisible(cp)) return reading === "space" ? " " : "";
-  return reading === "bare" ? ch.normalize("NFKD").replace(MARKS, "") : ch.normalize("NFKC");
+  if (reading !== "bare") return ch.normalize("NFKC");
+  const bare = ch.normalize("NFKD").replace(MARKS, "");
+  return LOOK_ALIKES[bare] ?? bare;
 }
 
 /** Whether a run (with nothing hidden in it) reads as it is written. */
 const plainRun = (run: string, reading: Reading) =>
-  reading === "bare" ? run.normalize("NFKD").replace(MARKS, "") === run : run.normalize("NFKC") === run;
+  reading === "bare"
+    ? run.normalize("NFKD").replace(MARKS, "") === run && !hasLookAlike(run)
+    : run.normalize("NFKC") === run;
 const NON_ASCII_RUN = /[\u0080-\uFFFF]+/g;
 /** Folding a character costs the scan budget as much as reading ten (see custom-pattern.ts). */
 export const FOLD_UNITS_PER_CHAR = 1;
