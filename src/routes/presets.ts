@@ -15,6 +15,7 @@ import {
 } from "../db/presets";
 import type { AppEnv } from "../env";
 import { presetChatBodyOf } from "../inference/formats/messages-request";
+import { responsesToChat } from "../inference/formats/responses-request";
 import { badRequest, notFound } from "../lib/errors";
 import { apiRoute, createRouter, describeZodError, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
@@ -32,7 +33,12 @@ import {
   PresetVersionSchema,
   PresetWithVersionSchema,
 } from "../schemas/presets";
-import { presetConfigOf, ResponsesRequestSchema } from "../schemas/responses-request";
+import {
+  type PresetConfig,
+  presetConfigOf,
+  type ResponsesRequest,
+  ResponsesRequestSchema,
+} from "../schemas/responses-request";
 
 const common = { tags: ["Presets"], security: [{ bearer: [] }] };
 
@@ -159,6 +165,16 @@ function pluginModels(plugins: unknown): string[] {
   );
 }
 
+/**
+ * A responses config is read as POST /responses reads it (reasoning, text format, tool choice, tools...,
+ * which the body's schema takes as any object): a preset never stores one every request would be
+ * refused for. The model and input are stand-ins when the preset leaves them to the request.
+ */
+function checkAsResponses(config: PresetConfig) {
+  const model = config.model ?? (config.models?.length ? undefined : "preset/check");
+  responsesToChat({ ...config, model, input: "check" } as ResponsesRequest);
+}
+
 /** Stores a new designated version of the workspace's preset; a preset never names another one. */
 async function createVersion(
   c: Context<AppEnv>,
@@ -198,7 +214,9 @@ async function createVersion(
 export const presetsRoutes = createRouter()
   .openapi(createFromResponses, async (c) => {
     const { slug } = c.req.valid("param");
-    const data = await createVersion(c, slug, presetConfigOf(c.req.valid("json")));
+    const version = presetConfigOf(c.req.valid("json"));
+    checkAsResponses(version.config);
+    const data = await createVersion(c, slug, version);
     return c.json({ data }, 200);
   })
   .openapi(createFromChat, async (c) => {
