@@ -186,6 +186,11 @@ describe("POST /embeddings rejects bad input without side effects", () => {
   it.each([
     ["empty string", { model: "sandbox/embed-small", input: "" }],
     ["empty array", { model: "sandbox/embed-small", input: [] }],
+    ["an empty text in an array", { model: "sandbox/embed-small", input: ["x", ""] }],
+    [
+      "an empty text part",
+      { model: "sandbox/embed-small", input: [{ content: [{ type: "text", text: "" }] }] },
+    ],
     ["zero dimensions", { model: "sandbox/embed-small", input: "x", dimensions: 0 }],
     ["missing model", { input: "x" }],
     ["unknown encoding", { model: "sandbox/embed-small", input: "x", encoding_format: "int8" }],
@@ -194,7 +199,8 @@ describe("POST /embeddings rejects bad input without side effects", () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const res = await call("/embeddings", { method: "POST", key: acct.apiKey, body });
     expect(res.status).toBe(400);
-    await errorOf(res);
+    const { message } = await errorOf(res);
+    if (JSON.stringify(body).includes('""')) expect(message).toMatch(/must not be empty/);
     expect(await generationsOf(acct.apiKeyHash)).toHaveLength(0);
   });
 

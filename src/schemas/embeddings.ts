@@ -31,7 +31,7 @@ const TokenList = z
   });
 
 export const EmbeddingsContentPartSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("text"), text: Text }),
+  z.object({ type: z.literal("text"), text: Text.min(1, "a text part must not be empty") }),
   z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string().min(1) }) }),
   z.object({
     type: z.literal("input_audio"),
@@ -47,7 +47,10 @@ export const EmbeddingsContentPartSchema = z.discriminatedUnion("type", [
 export const EmbeddingsInputSchema = z
   .union([
     Text.min(1, "input must not be empty"),
-    z.array(Text).min(1, "input must have at least 1 item").max(MAX_EMBEDDING_INPUTS),
+    z
+      .array(Text.min(1, "an input text must not be empty"))
+      .min(1, "input must have at least 1 item")
+      .max(MAX_EMBEDDING_INPUTS),
     TokenList,
     z.array(TokenList).min(1).max(MAX_EMBEDDING_INPUTS),
     z
