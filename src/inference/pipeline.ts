@@ -243,7 +243,8 @@ export async function planAndAdmit(
   let paidOnly = false;
   const planUnder = async (a: AuthContext) => {
     const planned = await planFor(env, a, spec, executionCtx);
-    return paidOnly ? { ...planned, plan: withoutFreeModels(planned.plan) } : planned;
+    const plan = freeOnOwnKeys(planned.plan);
+    return { ...planned, plan: paidOnly ? withoutFreeModels(plan) : plan };
   };
   let { context, plan, presetId } = await planUnder(auth);
   const admitPlan = () =>
@@ -424,6 +425,18 @@ const logOf = (log: AttemptLog[]) => log as unknown as Array<Record<string, unkn
 const FREE_LIMIT_REASONS = new Set(["free_per_minute", "free_per_day"]);
 const isFreeLimitRefusal = (err: unknown) =>
   err instanceof ApiError && err.status === 429 && FREE_LIMIT_REASONS.has(String(err.metadata?.reason));
+/**
+ * Requests on the caller's own provider key are not held to the free-model limits. So a free model the
+ * plan reaches on a BYOK credential is not also tried on the platform key, where it would be a free
+ * request on the platform that no limit counted (a failing own key would otherwise open it to anyone).
+ */
+function freeOnOwnKeys(plan: RoutePlan): RoutePlan {
+  const limited = (a: PlannedAttempt) =>
+    a.model.isFree && a.credential.source !== "byok" && !a.endpoint.exemptFreeLimits;
+  if (!plan.attempts.some((a) => a.model.isFree && a.credential.source === "byok")) return plan;
+  if (!plan.attempts.some(limited)) return plan;
+  return { ...plan, attempts: plan.attempts.filter((a) => !limited(a)) };
+}
 const withoutFreeModels = (plan: RoutePlan): RoutePlan => ({
   ...plan,
   attempts: plan.attempts.filter((a) => !a.model.isFree),
@@ -432,7 +445,7 @@ const withoutFreeModels = (plan: RoutePlan): RoutePlan => ({
 /**
  * What admission needs from a route plan: the worst case over every attempt it may make, BYOK only
  * when no attempt uses platform credits, free-model limits when any attempt is a `:free` model
- * (unless every such endpoint is exempt).
+ * (unless every such attempt is on an exempt endpoint or the caller's own key).
  */
 export function admissionFor(
   plan: RoutePlan,
@@ -447,7 +460,8 @@ export function admissionFor(
     isFreeModel: free.length > 0,
     worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => worstCaseMicros(a, plan))),
     byok: plan.attempts.every((a) => a.credential.source === "byok"),
-    exemptFromFreeLimits: free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits),
+    exemptFromFreeLimits:
+      free.length > 0 && free.every((a) => a.endpoint.exemptFreeLimits || a.credential.source === "byok"),
     leaseMs,
   };
 }

@@ -1,8 +1,9 @@
 // The ledger end to end through POST /embeddings (sandbox model): exact caps, free-model bursts, regions.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import catalog from "../../catalog/catalog.json";
+import { UpstreamError } from "../../src/providers/errors";
 import { getAdapter } from "../../src/providers/registry";
-import { createAccount, createKey } from "../helpers/accounts";
+import { addByok, createAccount, createKey } from "../helpers/accounts";
 import { call, errorOf } from "../helpers/http";
 import { setLedgerClock } from "./fixtures";
 
@@ -109,6 +110,50 @@ describe("ledger through POST /embeddings", () => {
       }
     ).data;
     expect(info.free_model_daily_requests.used).toBe(20);
+  }, 60_000);
+
+  it("requests on the caller's own key are not held to the free-model limits, nor fall back to the platform's", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await setLedgerClock(acct.accountId, Date.UTC(2031, 0, 16, 8, 30, 10));
+    // A credential left at its defaults: the platform key would be its fallback on a paid model.
+    await addByok(acct, "sandbox", "sk-sandbox-own-key-123456");
+    const adapter = getAdapter("sandbox")!;
+    const original = adapter.embeddings!.bind(adapter);
+    const sources: string[] = [];
+    let ownKeyFails = false;
+    vi.spyOn(adapter, "embeddings").mockImplementation(async (req, ctx) => {
+      sources.push(ctx.credential.source);
+      if (ownKeyFails && ctx.credential.source === "byok") {
+        throw new UpstreamError({ kind: "http", status: 401, message: "Provider sandbox answered 401" });
+      }
+      return original(req, ctx);
+    });
+    // Past the 20 a minute that bind platform-key requests: all served on the own key, none counted.
+    for (let i = 0; i < 25; i++) {
+      const res = await embed(acct.apiKey, "sandbox/embed-small:free");
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { usage: { is_byok: boolean } }).usage.is_byok).toBe(true);
+    }
+    expect(sources).toEqual(Array(25).fill("byok"));
+    const used = async () =>
+      (
+        (await (await call("/key", { key: acct.apiKey })).json()) as {
+          data: { free_model_daily_requests: { used: number } };
+        }
+      ).data.free_model_daily_requests.used;
+    expect(await used()).toBe(0);
+    // An own key that fails is not replaced by the platform key on a free model (that request would
+    // be a free platform request no limit counted): the provider's refusal is the answer.
+    ownKeyFails = true;
+    sources.length = 0;
+    const refused = await embed(acct.apiKey, "sandbox/embed-small:free");
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(sources.every((s) => s === "byok")).toBe(true);
+    expect(await used()).toBe(0);
+    // A paid model still falls back to the platform key.
+    sources.length = 0;
+    expect((await embed(acct.apiKey, "sandbox/embed-small")).status).toBe(200);
+    expect(sources.at(-1)).toBe("platform");
   }, 60_000);
 
   it("refuses a free model with 402 when the balance is not above zero", async () => {
