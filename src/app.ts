@@ -34,6 +34,7 @@ import { presetsRoutes } from "./routes/presets";
 import { responsesRoutes } from "./routes/responses";
 import { speechRoutes } from "./routes/speech";
 import { videosRoutes } from "./routes/videos";
+import { workspacesRoutes } from "./routes/workspaces";
 
 export { API_PREFIX } from "./routes/meta";
 
@@ -45,6 +46,7 @@ const api = createRouter()
   .route("/", keysRoutes)
   .route("/", presetsRoutes)
   .route("/", guardrailsRoutes)
+  .route("/", workspacesRoutes)
   .route("/", byokRoutes)
   .route("/", chatRoutes)
   .route("/", responsesRoutes)

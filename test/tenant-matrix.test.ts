@@ -106,6 +106,9 @@ const ROWS: Row[] = [
     expect: [HIDE, DENY, HIDE, DENY, HIDE, DENY],
   },
 
+  // Workspaces are the account's: any management key of the account reads each of them.
+  { method: "GET", path: "/workspaces/{id}", target: "W1 workspace", expect: ADMIN },
+
   { method: "GET", path: "/guardrails/{id}/assignments/keys", target: "guardrail", expect: ADMIN },
   {
     method: "POST",

@@ -58,7 +58,8 @@ export type Kind =
   | "preset"
   | "video job (in progress)"
   | "video job (completed)"
-  | "W1 video webhook settings";
+  | "W1 video webhook settings"
+  | "W1 workspace";
 
 export interface Target {
   /** The path parameter naming it ("" for the workspace's webhook settings, named by the caller's key). */
@@ -161,6 +162,15 @@ export function targetsOf(t: Tenants): Record<Kind, () => Promise<Target>> {
       // Back to unconfigured: a cell before may have materialised it.
       await db().delete(guardrails).where(eq(guardrails.id, id));
       return { ref: id, unknown: uuid, token: id, snapshot: () => guardrailRows(id) };
+    },
+    async "W1 workspace"() {
+      const id = a.workspaceId;
+      return {
+        ref: id,
+        unknown: uuid,
+        token: id,
+        snapshot: () => db().select().from(workspaces).where(eq(workspaces.id, id)),
+      };
     },
     async "BYOK credential"() {
       const id = await addByok(a, "openai", `sk-matrix-${uuid()}`);
