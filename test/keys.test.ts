@@ -132,6 +132,24 @@ describe("keys API", () => {
     expect((await call(`/keys/${hash}`, { key: acct.managementKey })).status).toBe(404);
   });
 
+  it("pages the list with offset and an optional limit (1 to 100), each key once", async () => {
+    const acct = await createAccount();
+    for (let i = 0; i < 3; i++) await createKey(acct, { name: `page ${i}` });
+    const page = async (query: string) => {
+      const res = await call(`/keys${query}`, { key: acct.managementKey });
+      expect(res.status, query).toBe(200);
+      return ((await res.json()) as { data: Array<{ hash: string }> }).data.map((k) => k.hash);
+    };
+    const all = await page("");
+    expect(all).toHaveLength(5);
+    const walked: string[] = [];
+    for (let offset = 0; offset < 6; offset += 2) walked.push(...(await page(`?limit=2&offset=${offset}`)));
+    expect(walked).toEqual(all);
+    for (const bad of ["?limit=0", "?limit=101", "?limit=x"]) {
+      expect((await call(`/keys${bad}`, { key: acct.managementKey })).status, bad).toBe(400);
+    }
+  });
+
   it("updates allowed_data_regions and expiry", async () => {
     const acct = await createAccount();
     const expires = new Date(Date.now() + 3_600_000).toISOString();

@@ -100,7 +100,7 @@ export function findAccountKey(db: Db, accountId: string, hash: string) {
 export function listAccountKeys(
   db: Db,
   accountId: string,
-  opts: { includeDisabled: boolean; offset: number; workspaceId?: string },
+  opts: { includeDisabled: boolean; offset: number; limit: number; workspaceId?: string },
 ) {
   const filters = [eq(apiKeys.accountId, accountId)];
   if (!opts.includeDisabled) filters.push(eq(apiKeys.disabled, false));
@@ -110,7 +110,7 @@ export function listAccountKeys(
     .from(apiKeys)
     .where(and(...filters))
     .orderBy(desc(apiKeys.createdAt), apiKeys.hash)
-    .limit(100)
+    .limit(opts.limit)
     .offset(opts.offset)
     .all();
 }

@@ -156,6 +156,7 @@ export const keysRoutes = createRouter()
     const rows = await listAccountKeys(db, account.id, {
       includeDisabled: q.include_disabled,
       offset: q.offset,
+      limit: q.limit,
       workspaceId: q.workspace_id,
     });
     const usage = await readKeyUsage(

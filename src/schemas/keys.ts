@@ -125,5 +125,7 @@ export const ListKeysQuerySchema = z.object({
     .optional()
     .transform((v) => v === "true"),
   offset: z.coerce.number().int().min(0).default(0),
+  // Not in @openrouter/sdk (its pages are OpenRouter's fixed 100): paging loops that send a limit get it.
+  limit: z.coerce.number().int().min(1).max(100).default(100),
   workspace_id: z.string().min(1).optional(),
 });
