@@ -74,29 +74,20 @@ for (const path of [MESSAGES_PATH, COUNT_TOKENS_PATH]) {
   });
 }
 
-/** A browser's CORS preflight: OPTIONS with an Origin, answered by `browsers` below. */
+/** A browser's CORS preflight: OPTIONS with an Origin, answered by `browsers` below (its path served). */
 const isPreflight = (req: { method: string; header(name: string): string | undefined }) =>
   req.method === "OPTIONS" && req.header("origin") !== undefined;
 
-app.use("*", async (c, next) => {
-  const methods = routes.methodsFor(c.req.path);
-  if (methods.length === 0) throw new ApiError(404, `No route for ${c.req.method} ${c.req.path}`);
-  if (!methods.includes(c.req.method) && !isPreflight(c.req)) {
-    throw new ApiError(405, `Method ${c.req.method} is not allowed on ${c.req.path}`, undefined, {
-      Allow: methods.join(", "),
-    });
-  }
-  await next();
-});
-
 /**
  * Browsers may call the API from any origin with a key in a header (no cookies are read, so no
- * credentials are allowed): a preflight is answered before auth, and answers expose the headers a
- * client reads. Only requests that carry an Origin pay for it (SDKs on servers send none).
+ * credentials are allowed): a preflight is answered before auth with the methods the path serves, and
+ * every answer (404 and 405 included, so the page reads the error rather than a CORS failure) exposes
+ * the headers a client reads. Only requests that carry an Origin pay for it (SDKs on servers send none).
  */
 const browsers = cors({
   origin: "*",
   maxAge: 86_400,
+  allowMethods: (_origin, c) => routes.methodsFor(c.req.path),
   exposeHeaders: [
     "X-Request-Id",
     "X-Generation-Id",
@@ -107,7 +98,26 @@ const browsers = cors({
     "X-RateLimit-Reset",
   ],
 });
-app.use(`${API_PREFIX}/*`, (c, next) => (c.req.header("origin") === undefined ? next() : browsers(c, next)));
+app.use(`${API_PREFIX}/*`, (c, next) => {
+  if (c.req.header("origin") === undefined) return next();
+  // A preflight of a path nothing serves is its 404, readable by the page.
+  if (isPreflight(c.req) && routes.methodsFor(c.req.path).length === 0) {
+    c.header("Access-Control-Allow-Origin", "*");
+    return next();
+  }
+  return browsers(c, next);
+});
+
+app.use("*", async (c, next) => {
+  const methods = routes.methodsFor(c.req.path);
+  if (methods.length === 0) throw new ApiError(404, `No route for ${c.req.method} ${c.req.path}`);
+  if (!methods.includes(c.req.method)) {
+    throw new ApiError(405, `Method ${c.req.method} is not allowed on ${c.req.path}`, undefined, {
+      Allow: methods.join(", "),
+    });
+  }
+  await next();
+});
 
 app.use(`${API_PREFIX}/*`, async (c, next) => {
   if (PUBLIC_PATHS.has(c.req.path)) return next();

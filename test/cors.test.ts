@@ -29,6 +29,18 @@ describe("CORS", () => {
     expect(res.headers.get("Access-Control-Allow-Credentials")).toBeNull();
   });
 
+  it("allows in a preflight only the methods the path serves", async () => {
+    const preflight = (path: string) =>
+      fetchFrom(path, { method: "OPTIONS", headers: { "Access-Control-Request-Method": "DELETE" } });
+    const key = await preflight("/key");
+    expect(key.status).toBe(204);
+    expect(key.headers.get("Access-Control-Allow-Methods")).toBe("GET,HEAD");
+    const one = await preflight(`/keys/${"a".repeat(64)}`);
+    expect(one.headers.get("Access-Control-Allow-Methods")?.split(",")).toEqual(
+      expect.arrayContaining(["GET", "PATCH", "DELETE"]),
+    );
+  });
+
   it("lets the page read an answer and the headers clients use", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const res = await fetchFrom("/chat/completions", {
@@ -68,14 +80,18 @@ describe("CORS", () => {
     await errorOf(unauthorized);
     const wrongMethod = await fetchFrom("/key", { method: "DELETE" });
     expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("Access-Control-Allow-Origin")).toBe("*");
     await errorOf(wrongMethod);
     // An unknown path is 404 whatever the method, a preflight included.
-    const unknown = await fetchFrom("/nothing-here", {
-      method: "OPTIONS",
-      headers: { "Access-Control-Request-Method": "GET" },
-    });
-    expect(unknown.status).toBe(404);
-    await errorOf(unknown);
+    for (const method of ["OPTIONS", "GET"]) {
+      const unknown = await fetchFrom("/nothing-here", {
+        method,
+        headers: { "Access-Control-Request-Method": "GET" },
+      });
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get("Access-Control-Allow-Origin")).toBe("*");
+      await errorOf(unknown);
+    }
   });
 
   it("adds nothing for a request without an Origin (servers, SDKs)", async () => {
