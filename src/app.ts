@@ -87,7 +87,7 @@ const isPreflight = (req: { method: string; header(name: string): string | undef
 const browsers = cors({
   origin: "*",
   maxAge: 86_400,
-  allowMethods: (_origin, c) => routes.methodsFor(c.req.path),
+  allowMethods: (_origin, c) => [...routes.methodsFor(c.req.path)],
   exposeHeaders: [
     "X-Request-Id",
     "X-Generation-Id",

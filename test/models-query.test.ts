@@ -62,7 +62,7 @@ describe("GET /models filters", () => {
   });
 
   it("authors, providers (slug or name), family, words, context, prices, ZDR, region and age", async () => {
-    const { list, all } = await lister();
+    const { acct, list, all } = await lister();
     const authors = (await list({ modelAuthors: "anthropic,openai" })).data;
     expect(ids(authors)).toEqual(ids(all.filter((m) => /^(anthropic|openai)\//.test(m.id))));
 
@@ -94,6 +94,12 @@ describe("GET /models filters", () => {
 
     // Every catalog model has an endpoint serving Europe; the sandbox's are zero-data-retention.
     expect(ids((await list({ region: "eu" })).data)).toContain("openai/gpt-4.1-mini");
+    // The data region's own name reads the same.
+    const europe = await call("/models?region=europe", { key: acct.apiKey });
+    expect(europe.status).toBe(200);
+    expect(ids(((await europe.json()) as { data: Array<{ id: string }> }).data)).toEqual(
+      ids((await list({ region: "eu" })).data),
+    );
     const zdr = ids((await list({ zdr: "true" })).data);
     expect(zdr).toContain("sandbox/chat-echo");
     expect(zdr.length).toBeLessThan(all.length);

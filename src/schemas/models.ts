@@ -334,11 +334,12 @@ export const ModelsQuerySchema = OutputModalitiesQuerySchema.extend({
       description: "Only models with a zero-data-retention endpoint",
     }),
   region: z
-    .enum(["eu", "us"])
+    .enum(["eu", "europe", "us"])
     .optional()
     .openapi({
       param: { name: "region", in: "query" },
-      description: "Models with an endpoint serving the region",
+      description:
+        "Models with an endpoint serving the region (`eu` as OpenRouter names it, or `europe` as this API's data regions do)",
     }),
   min_age_days: days("min_age_days", "Minimum days since the model's creation"),
   max_age_days: days("max_age_days", "Maximum days since the model's creation"),
