@@ -17,7 +17,7 @@ async function lister() {
   return { acct, list, all };
 }
 
-const ids = (models: Model[]) => models.map((m) => m.id);
+const ids = (models: Array<Pick<Model, "id">>) => models.map((m) => m.id);
 /** USD per million units, from the listing's USD-per-unit string. */
 const perMillion = (usd: string) => Number(usd) * 1e6;
 
