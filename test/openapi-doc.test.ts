@@ -219,6 +219,25 @@ describe("the OpenAPI document", () => {
     expect(new RegExp(authors).test("sandbox,OpenAI")).toBe(true);
   });
 
+  it("states the bounds the server checks: speech input length, query offsets as plain integers", async () => {
+    const raw = (await (await call("/openapi.json")).json()) as Record<string, any>;
+    const resolve = (schema: Record<string, any>) =>
+      schema.$ref ? raw.components.schemas[schema.$ref.split("/").pop()] : schema;
+    const speech = resolve(
+      raw.paths[`${API_PREFIX}/audio/speech`].post.requestBody.content["application/json"].schema,
+    );
+    expect(speech.properties.input.maxLength).toBe(100_000);
+    for (const [path, ops] of Object.entries(raw.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const p of op.parameters ?? []) {
+          if (p.in !== "query") continue;
+          const type = p.schema?.type;
+          expect(Array.isArray(type) && type.includes("null"), `${method} ${path} ?${p.name}`).toBe(false);
+        }
+      }
+    }
+  });
+
   it("is served without a key, cacheable", async () => {
     const res = await call("/openapi.json");
     expect(res.status).toBe(200);

@@ -23,6 +23,10 @@ const TAGS: Array<{ name: string; description: string }> = [
     description: "Policies on keys and members, and their assignments (management keys)",
   },
   { name: "BYOK", description: "The account's own provider keys, sealed at rest (management keys)" },
+  {
+    name: "Workspaces",
+    description: "The account's workspaces and their default guardrails (management keys)",
+  },
 ];
 
 export const DOCUMENT_CONFIG: DocumentConfig = {
@@ -62,7 +66,27 @@ export function registerComponents(registry: OpenAPIHono["openAPIRegistry"]): vo
 export function documentOf(app: { getOpenAPI31Document(config: DocumentConfig): Document }): () => Document {
   let doc: Document | undefined;
   return () => {
-    doc ??= app.getOpenAPI31Document(DOCUMENT_CONFIG);
+    doc ??= withoutNullParameters(app.getOpenAPI31Document(DOCUMENT_CONFIG));
     return doc;
   };
+}
+
+type Parameter = { in?: string; schema?: { type?: string | string[] } };
+
+/**
+ * A query or path parameter is text or absent, never null: the generator writes a coerced number with
+ * a default as `["integer", "null"]`, which a client generator would read as "send null".
+ */
+function withoutNullParameters(doc: Document): Document {
+  for (const ops of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(ops as Record<string, { parameters?: Parameter[] }>)) {
+      for (const p of op?.parameters ?? []) {
+        const type = p.schema?.type;
+        if (!Array.isArray(type) || !type.includes("null")) continue;
+        const rest = type.filter((t) => t !== "null");
+        p.schema!.type = rest.length === 1 ? rest[0] : rest;
+      }
+    }
+  }
+  return doc;
 }

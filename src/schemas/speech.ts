@@ -59,7 +59,9 @@ export const SpeechRequestSchema = z
       .refine(
         (s) => s.length <= MAX_SPEECH_INPUT_CHARS || characterCount(s) <= MAX_SPEECH_INPUT_CHARS,
         `input is at most ${MAX_SPEECH_INPUT_CHARS} characters`,
-      ),
+      )
+      // JSON Schema's maxLength counts code points, as the check above does.
+      .openapi({ maxLength: MAX_SPEECH_INPUT_CHARS }),
     model: z.string().min(1),
     voice: z.string().min(1, "voice must be at least 1 character").max(256),
     response_format: z.enum(SPEECH_FORMATS).default("mp3"),
