@@ -220,14 +220,27 @@ describe("the OpenAPI document", () => {
   });
 
   it("states the bounds the server checks: speech input length, query offsets as plain integers", async () => {
-    const raw = (await (await call("/openapi.json")).json()) as Record<string, any>;
-    const resolve = (schema: Record<string, any>) =>
-      schema.$ref ? raw.components.schemas[schema.$ref.split("/").pop()] : schema;
+    interface Schema {
+      $ref?: string;
+      type?: string | string[];
+      maxLength?: number;
+      properties?: Record<string, Schema>;
+    }
+    interface Operation {
+      parameters?: Array<{ in: string; name: string; schema?: Schema }>;
+      requestBody?: { content: Record<string, { schema: Schema }> };
+    }
+    const raw = (await (await call("/openapi.json")).json()) as {
+      paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, Schema> };
+    };
+    const resolve = (schema: Schema) =>
+      schema.$ref ? raw.components.schemas[schema.$ref.split("/").pop()!]! : schema;
     const speech = resolve(
-      raw.paths[`${API_PREFIX}/audio/speech`].post.requestBody.content["application/json"].schema,
+      raw.paths[`${API_PREFIX}/audio/speech`]!.post!.requestBody!.content["application/json"]!.schema,
     );
-    expect(speech.properties.input.maxLength).toBe(100_000);
-    for (const [path, ops] of Object.entries(raw.paths as Record<string, Record<string, any>>)) {
+    expect(speech.properties?.input?.maxLength).toBe(100_000);
+    for (const [path, ops] of Object.entries(raw.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         for (const p of op.parameters ?? []) {
           if (p.in !== "query") continue;
