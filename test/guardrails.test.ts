@@ -217,6 +217,25 @@ describe("PATCH /guardrails/{id}", () => {
     expect((await patch(acct.managementKey, g.id, { name: "x" }, { "If-Match": "soon" })).status).toBe(400);
   });
 
+  it("If-Match: * applies to whatever version exists, and does not materialise an unconfigured default", async () => {
+    const acct = await createAccount();
+    const g = await createGuardrail(acct.managementKey);
+    const any = await patch(acct.managementKey, g.id, { name: "any version" }, { "If-Match": "*" });
+    expect(any.status).toBe(200);
+    expect((await getGuardrail(acct.managementKey, g.id)).name).toBe("any version");
+    const unset = await patch(
+      acct.managementKey,
+      acct.defaultGuardrailId,
+      { name: "x" },
+      { "If-Match": "*" },
+    );
+    expect(unset.status).toBe(409);
+    expect((await errorOf(unset)).message).toMatch(/not configured/);
+    expect((await call(`/guardrails/${acct.defaultGuardrailId}`, { key: acct.managementKey })).status).toBe(
+      404,
+    );
+  });
+
   it("never interleaves the fields of concurrent updates", async () => {
     const acct = await createAccount();
     const g = await createGuardrail(acct.managementKey);

@@ -41,7 +41,7 @@ const data = z.object({ data: GuardrailSchema });
 const ifMatch = z.object({
   "if-match": z.string().optional().openapi({
     description:
-      "The guardrail `version` (as returned, optionally quoted) the update applies to; 409 if it changed",
+      "The guardrail `version` (as returned, optionally quoted) the update applies to, 409 if it changed; `*`: any version, 409 if the workspace default is not configured yet",
   }),
 });
 
@@ -130,8 +130,10 @@ async function normalised(c: Context<AppEnv>, body: UpdateGuardrailBody): Promis
   return out;
 }
 
-function expectedVersion(header: string | undefined): number | undefined {
+/** The version an update applies to; `*` (HTTP's "any current version") asks only that it exist. */
+function expectedVersion(header: string | undefined): number | "any" | undefined {
   if (header === undefined) return undefined;
+  if (header.trim() === "*") return "any";
   const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
   if (!m) throw badRequest('If-Match must be a guardrail version, e.g. If-Match: "3"');
   return Number(m[1]);
@@ -182,7 +184,8 @@ export const guardrailsRoutes = createRouter()
   })
   .openapi(updateRoute, async (c) => {
     const { id } = c.req.valid("param");
-    const expected = expectedVersion(c.req.valid("header")["if-match"]);
+    const wanted = expectedVersion(c.req.valid("header")["if-match"]);
+    const expected = wanted === "any" ? undefined : wanted;
     const { account } = c.get("auth");
     const db = getDb(c.env.DB);
     const now = nowIso();
@@ -192,6 +195,7 @@ export const guardrailsRoutes = createRouter()
       // Not configured yet: only the id of a workspace default can be materialised (version 0 until then).
       const owner = await findDefaultOwner(db, account.id, id);
       if (!owner) throw guardrailNotFound();
+      if (wanted === "any") throw conflict("Guardrail is not configured yet, so If-Match: * does not match");
       if (expected !== undefined && expected !== 0) throw conflict(`Guardrail version is 0, not ${expected}`);
       const created = await insertGuardrail(
         db,
