@@ -477,6 +477,31 @@ describe("an OpenAI Responses upstream's stream passed through to a responses cl
     await settled();
   });
 
+  it("a responses client of a compatible host (Groq): /chat/completions, its developer input sent as system", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const chunks =
+      'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"llama","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}\n\ndata: [DONE]\n\n';
+    const mock = upstream({
+      "POST api.groq.com/openai/v1/chat/completions": () =>
+        new Response(chunks, { headers: { "Content-Type": "text/event-stream" } }),
+    });
+    const { client, settled } = openai(acct.apiKey);
+    const response = await client.responses.create({
+      model: "meta-llama/llama-3.3-70b-instruct",
+      input: [
+        { role: "developer", content: "Be terse." },
+        { role: "user", content: "hi" },
+      ],
+      provider: { only: ["groq"] },
+    } as never);
+    expect(response.output_text).toBe("Hi");
+    expect((mock.requests[0]!.body as { messages: unknown }).messages).toEqual([
+      { role: "system", content: "Be terse." },
+      { role: "user", content: "hi" },
+    ]);
+    await settled();
+  });
+
   it("response.incomplete (max_output_tokens): passed through as sent, billed; JSON answers the incomplete response", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const frames = textStream.split("\n\n").filter(Boolean);

@@ -236,6 +236,30 @@ describe("openai-compatible chat: the request", () => {
     expect(body).not.toHaveProperty("max_tokens");
   });
 
+  it("sends a developer message as system to compatible hosts (most take no developer role), as developer to OpenAI", async () => {
+    const request: ChatRequest = {
+      messages: [
+        { role: "developer", content: "Be terse." },
+        { role: "user", content: "Hello" },
+      ],
+    };
+    const compatible: Request[] = [];
+    await openAiCompatibleAdapter.chat!(
+      request,
+      ctx(() => sse(textStream), compatible),
+    );
+    expect(((await compatible[0]!.json()) as { messages: unknown }).messages).toEqual([
+      { role: "system", content: "Be terse." },
+      { role: "user", content: "Hello" },
+    ]);
+    const openai: Request[] = [];
+    await getAdapter("openai")!.chat!(
+      request,
+      ctx(() => sse(textStream), openai),
+    );
+    expect(((await openai[0]!.json()) as { messages: unknown }).messages).toEqual(request.messages);
+  });
+
   it("sends no reasoning_effort when reasoning is disabled", async () => {
     const sent: Request[] = [];
     await openAiCompatibleAdapter.chat!(

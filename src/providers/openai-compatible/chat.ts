@@ -26,12 +26,18 @@ export interface OpenAiChatOptions {
   maxTokensField?: "max_tokens" | "max_completion_tokens";
   /** Whether the upstream takes `prompt_cache_key` (OpenAI's own; strict compatible hosts refuse unknown fields). */
   promptCacheKey?: boolean;
+  /**
+   * Whether the upstream takes the `developer` role (OpenAI's own). Most compatible hosts accept only
+   * system/user/assistant/tool, so elsewhere a developer message goes as the system message it stands for.
+   */
+  developerRole?: boolean;
 }
 
 /** Gateway-only message fields (OpenRouter's reasoning replay) that OpenAI-style upstreams refuse. */
 const GATEWAY_MESSAGE_FIELDS = ["reasoning", "reasoning_details", "block_order"];
 
-function wireMessage(message: ChatMessage): ChatMessage {
+function wireMessage(message: ChatMessage, chatOptions: OpenAiChatOptions): ChatMessage {
+  if (message.role === "developer" && !chatOptions.developerRole) return { ...message, role: "system" };
   if (!GATEWAY_MESSAGE_FIELDS.some((k) => k in message)) return message;
   const copy = { ...message };
   for (const k of GATEWAY_MESSAGE_FIELDS) delete copy[k];
@@ -46,7 +52,7 @@ export function openAiChatBody(
 ): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: upstreamModel,
-    messages: request.messages.map(wireMessage),
+    messages: request.messages.map((m) => wireMessage(m, chatOptions)),
   };
   const set = (key: string, value: unknown) => {
     if (value !== undefined) body[key] = value;
