@@ -285,6 +285,40 @@ describe("anthropic chat: the request", () => {
     ).toEqual([{ name: "g", input_schema: { type: "object", properties: {} } }]);
   });
 
+  it("gives other providers' tool call ids the characters Anthropic takes; a call and its result still pair", () => {
+    const call = (id: string) => ({
+      type: "function",
+      id,
+      function: { name: "get_weather", arguments: '{"city":"Paris"}' },
+    });
+    const { messages } = anthropicBody(
+      {
+        messages: [
+          { role: "user", content: "Weather?" },
+          // Kimi's ids, and two that differ only in characters Anthropic refuses.
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [call("functions.get_weather:0"), call("a.b"), call("a:b"), call("toolu_01-ok")],
+          },
+          { role: "tool", tool_call_id: "functions.get_weather:0", content: "sunny" },
+          { role: "tool", tool_call_id: "a.b", content: "1" },
+          { role: "tool", tool_call_id: "a:b", content: "2" },
+          { role: "tool", tool_call_id: "toolu_01-ok", content: "3" },
+        ],
+      },
+      "m",
+    );
+    const uses = (messages[1]!.content as Array<{ id: string }>).map((b) => b.id);
+    const results = (messages[2]!.content as Array<{ tool_use_id: string }>).map((b) => b.tool_use_id);
+    for (const id of uses) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/);
+    expect(uses[0]).toMatch(/^functions_get_weather_0_/);
+    // Valid ids go as they are; the others stay apart and each result names its call.
+    expect(uses[3]).toBe("toolu_01-ok");
+    expect(new Set(uses).size).toBe(4);
+    expect(results).toEqual(uses);
+  });
+
   it("defaults max_tokens to 4096 and turns reasoning into a thinking budget that fits under it", () => {
     const body = (request: Partial<ChatRequest>) => anthropicBody({ ...hello, ...request }, "m");
     expect(body({}).max_tokens).toBe(4096);

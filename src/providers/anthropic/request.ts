@@ -171,6 +171,27 @@ function thinkingBlocks(details: unknown): Array<ThinkingBlockParam | RedactedTh
   return blocks.filter((b) => b.type === "redacted_thinking" || b.signature !== "");
 }
 
+/** FNV-1a: a small, stable 32-bit hash. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/**
+ * A tool call id as Anthropic takes it (letters, digits, `_` and `-`; it refuses others with a 400). Other
+ * providers' ids (Kimi's `functions.get_weather:0`) get `_` for each other character and a hash of the
+ * whole id, so two ids that differ only there stay apart. The same id always maps alike: a tool_use and
+ * its tool_result still pair.
+ */
+export function anthropicToolId(id: string): string {
+  if (/^[a-zA-Z0-9_-]+$/.test(id)) return id;
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, "_")}_${fnv1a(id).toString(16).padStart(8, "0")}`;
+}
+
 function toolUse(call: unknown): ToolUseBlockParam {
   const c = isObject(call) ? call : {};
   const fn = isObject(c.function) ? c.function : {};
@@ -184,7 +205,7 @@ function toolUse(call: unknown): ToolUseBlockParam {
   }
   return {
     type: "tool_use",
-    id: typeof c.id === "string" ? c.id : "",
+    id: anthropicToolId(typeof c.id === "string" ? c.id : ""),
     name: typeof fn.name === "string" ? fn.name : "",
     input: isObject(input) ? input : {},
   };
@@ -242,7 +263,7 @@ function toolResult(m: ChatMessage): ToolResultBlockParam {
   const content = typeof m.content === "string" ? m.content : mediaBlocks(m.content);
   return {
     type: "tool_result",
-    tool_use_id: typeof m.tool_call_id === "string" ? m.tool_call_id : "",
+    tool_use_id: anthropicToolId(typeof m.tool_call_id === "string" ? m.tool_call_id : ""),
     content,
     ...(m.is_error === true ? { is_error: true } : {}),
     ...cacheControl(m),
