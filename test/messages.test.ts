@@ -229,6 +229,20 @@ describe("errors in Anthropic's envelope", () => {
     ).toMatch(/\S{8,}/);
   });
 
+  it("413 for a body past the bounds is request_too_large, as Anthropic types it", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res } = await post("/messages", acct.apiKey, {
+      model: "sandbox/chat-echo",
+      max_tokens: 16,
+      messages: hi,
+      // More JSON values than any route takes, far under the byte limit.
+      stop_sequences: Array.from({ length: 100_001 }, () => "x"),
+    });
+    expect(res.status).toBe(413);
+    const body = (await res.json()) as { type: string; error: { type: string } };
+    expect(body).toMatchObject({ type: "error", error: { type: "request_too_large" } });
+  });
+
   it("401 for an unknown key: AuthenticationError", async () => {
     const { client } = anthropic({ apiKey: `sk-gw-v1-${"0".repeat(64)}` });
     const err = await client.messages

@@ -70,9 +70,10 @@ export function errorEnvelope(status: number, message: string, metadata?: Record
 export function anthropicErrorType(status: number): string {
   switch (status) {
     case 400:
-    case 413:
     case 422:
       return "invalid_request_error";
+    case 413:
+      return "request_too_large";
     case 401:
       return "authentication_error";
     case 402:
