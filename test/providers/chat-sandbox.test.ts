@@ -57,6 +57,9 @@ async function failure(p: Promise<unknown>): Promise<unknown> {
   throw new Error("expected a failure");
 }
 
+/** The text after UTF-8 and back: a lone surrogate (half an emoji) comes back as U+FFFD. */
+const utf8RoundTrip = (text: string) => new TextDecoder().decode(new TextEncoder().encode(text));
+
 /** Whether `p` is still pending after `ms`. */
 async function pendingAfter(p: Promise<unknown>, ms: number): Promise<boolean> {
   const marker = Symbol("pending");
@@ -156,6 +159,18 @@ describe("sandbox/chat-echo", () => {
       ),
     );
     expect(last(withImage).usage!.promptTokens).toBe(last(plain).usage!.promptTokens + 85);
+  });
+
+  it("streams JSON in pieces that never split an emoji (each piece survives UTF-8 on its own)", async () => {
+    const text = "😀".repeat(40);
+    const chunks = await collect(
+      await chat(say(text, { responseFormat: { type: "json_object" } }), ctx("chat-echo")),
+    );
+    const pieces = deltas(chunks).flatMap((d) => (d.content ? [d.content] : []));
+    expect(pieces.length).toBeGreaterThan(1);
+    // Counted, not compared: a failure message holding half an emoji breaks the test runner's own channel.
+    expect(pieces.filter((p) => utf8RoundTrip(p) !== p).length).toBe(0);
+    expect(JSON.parse(pieces.join(""))).toEqual({ you_said: text });
   });
 });
 

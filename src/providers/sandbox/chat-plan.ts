@@ -98,7 +98,7 @@ function textPlan(request: ChatRequest, text: string): Plan {
 /**
  * The echo, or with `response_format` JSON: a value fitting the `json_schema` given (as tool arguments
  * are built), or for `json_object` the echo as `{"you_said": ...}`, streamed in pieces of at most 16
- * characters so that the concatenated deltas are the JSON byte for byte.
+ * code points so that the concatenated deltas are the JSON byte for byte.
  */
 export function echoPlan(request: ChatRequest): Plan {
   const json = jsonAnswer(request);
@@ -276,12 +276,16 @@ function chosenTools(request: ChatRequest): FunctionTool[] {
   return tools.slice(0, request.parallelToolCalls === false ? 1 : 2);
 }
 
-/** Splits `text` into 2+ pieces of at most 16 characters (one piece when it is a single character). */
+/**
+ * Splits `text` into 2+ pieces of at most 16 code points (one piece when it is a single one). Never inside
+ * a surrogate pair: half an emoji goes on the wire as a lone `\ud83d`, which clients cannot join again.
+ */
 function pieces(text: string): string[] {
-  const count = Math.max(2, Math.ceil(text.length / 16));
-  const size = Math.max(1, Math.ceil(text.length / count));
+  const points = Array.from(text);
+  const count = Math.max(2, Math.ceil(points.length / 16));
+  const size = Math.max(1, Math.ceil(points.length / count));
   const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(""));
   return out;
 }
 
