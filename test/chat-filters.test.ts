@@ -56,6 +56,12 @@ describe("content filters on an assistant turn's every text", () => {
     const cases = [
       { tool_calls: [call('{"a":"BANANA"}')] },
       { content: "", refusal: "BANANA" },
+      {
+        content: [
+          { type: "text", text: "Sorry." },
+          { type: "refusal", refusal: "BANANA" },
+        ],
+      },
       { content: "", reasoning: "thinking of BANANA" },
       { content: "", reasoning_details: [{ type: "reasoning.text", text: "BANANA", format: "unknown" }] },
       { content: "", reasoning_details: [{ type: "reasoning.summary", summary: "BANANA" }] },

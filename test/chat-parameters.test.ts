@@ -13,7 +13,7 @@ import geminiText from "./fixtures/google-ai-studio/chat-text.sse?raw";
 import textStream from "./fixtures/openai/chat-text.sse?raw";
 import responsesStream from "./fixtures/openai/responses-text.sse?raw";
 import { createAccount } from "./helpers/accounts";
-import { gatewayHarness, generation, sse } from "./helpers/anthropic-gateway";
+import { ANTHROPIC_MESSAGES, gatewayHarness, generation, sse } from "./helpers/anthropic-gateway";
 import { errorOf } from "./helpers/http";
 
 const { upstream, post } = gatewayHarness();
@@ -109,6 +109,67 @@ describe("prompt_cache_key", () => {
     expect(openAiChatBody(request, "m")).not.toHaveProperty("prompt_cache_key");
     expect(openAiChatBody(request, "m", { promptCacheKey: true })).toMatchObject({
       prompt_cache_key: "tenant-42",
+    });
+  });
+});
+
+describe("an assistant turn's refusal parts", () => {
+  it("are accepted and sent as each upstream takes them: OpenAI's refusal, everyone else's text", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const messages = [
+      { role: "user", content: "Do the thing" },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Let me see." },
+          { type: "refusal", refusal: "I can't help with that." },
+        ],
+      },
+      { role: "user", content: "Why not?" },
+    ];
+    const GROQ = "POST api.groq.com/openai/v1/chat/completions";
+    const GEMINI =
+      "POST generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+    const mock = upstream({
+      [OPENAI]: sse(textStream),
+      [GROQ]: sse(textStream),
+      [ANTHROPIC_MESSAGES]: sse(anthropicText),
+      [GEMINI]: sse(geminiText),
+    });
+    const asked: Array<[string, Record<string, unknown>?]> = [
+      ["openai/gpt-4.1-mini"],
+      ["meta-llama/llama-3.3-70b-instruct", { only: ["groq"] }],
+      ["anthropic/claude-sonnet-4"],
+      ["google/gemini-2.5-flash"],
+    ];
+    for (const [model, provider] of asked) {
+      const { res } = await post("/chat/completions", acct.apiKey, { model, messages, provider });
+      expect(res.status, model).toBe(200);
+      await res.text();
+    }
+    const [openai, groq, anthropic, gemini] = mock.requests.map((r) => r.body as Record<string, unknown[]>);
+    expect(openai!.messages![1]).toEqual({
+      role: "assistant",
+      content: [{ type: "text", text: "Let me see." }],
+      refusal: "I can't help with that.",
+    });
+    expect(groq!.messages![1]).toEqual({
+      role: "assistant",
+      content: [
+        { type: "text", text: "Let me see." },
+        { type: "text", text: "I can't help with that." },
+      ],
+    });
+    expect(anthropic!.messages![1]).toEqual({
+      role: "assistant",
+      content: [
+        { type: "text", text: "Let me see." },
+        { type: "text", text: "I can't help with that." },
+      ],
+    });
+    expect(gemini!.contents![1]).toEqual({
+      role: "model",
+      parts: [{ text: "Let me see." }, { text: "I can't help with that." }],
     });
   });
 });

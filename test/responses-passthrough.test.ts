@@ -682,6 +682,24 @@ describe("the Responses body built from the chat normal form", () => {
     expect(body).not.toHaveProperty("include");
   });
 
+  it("replays an assistant turn's refusal as its text (an input message has no refusal part)", () => {
+    const body = openAiResponsesBody(
+      {
+        messages: [
+          { role: "user", content: "q" },
+          { role: "assistant", content: null, refusal: "I can't help with that." },
+          { role: "user", content: "why?" },
+        ],
+      },
+      "gpt-5",
+    );
+    expect(body.input).toEqual([
+      { type: "message", role: "user", content: "q" },
+      { type: "message", role: "assistant", content: "I can't help with that." },
+      { type: "message", role: "user", content: "why?" },
+    ]);
+  });
+
   it("replays only OpenAI's own encrypted reasoning, with its item id", () => {
     const body = openAiResponsesBody(
       {

@@ -43,19 +43,46 @@ const ToolCallSchema = z.object({
 /** Reasoning blocks replayed unchanged (signed thinking must reach the provider byte for byte). */
 const ReasoningDetails = z.array(Bounded(z.record(z.string(), z.unknown()))).max(MAX_TURN_ITEMS);
 
+const RefusalPart = z.object({ type: z.literal("refusal"), refusal: Text });
+
+const AssistantMessageSchema = z.object({
+  role: z.literal("assistant"),
+  // OpenAI's SDK types let an assistant turn hold refusal parts beside its text.
+  content: z.union([Text, z.array(z.union([ChatContentPartSchema, RefusalPart])).max(MAX_ITEMS)]).nullish(),
+  name: z.string().optional(),
+  tool_calls: z.array(ToolCallSchema).max(MAX_TURN_ITEMS).optional(),
+  reasoning: z.string().nullish(),
+  reasoning_details: ReasoningDetails.optional(),
+  refusal: z.string().nullish(),
+});
+type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
+/** An assistant turn as the rest of the gateway reads it: no refusal parts in its content. */
+type AssistantTurn = Omit<AssistantMessage, "content"> & { content?: z.infer<typeof Content> | null };
+
+/**
+ * An assistant turn's refusal parts moved to its `refusal` (after any it had): the one place adapters and
+ * content filters read a refusal, where a responses client's refusal parts arrive too. The other parts
+ * stay; content is null when none is left.
+ */
+function refusalPartsOut(message: AssistantMessage): AssistantTurn {
+  const { content } = message;
+  const refusals = Array.isArray(content)
+    ? content.flatMap((p) => (p.type === "refusal" ? [p.refusal] : []))
+    : [];
+  if (!Array.isArray(content) || refusals.length === 0) return message as AssistantTurn;
+  const parts = content.filter((p): p is ChatContentPartBody => p.type !== "refusal");
+  return {
+    ...message,
+    content: parts.length > 0 ? parts : null,
+    refusal: [message.refusal ?? "", ...refusals].join(""),
+  };
+}
+
 export const ChatMessageSchema = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: Content, name: z.string().optional() }),
   z.object({ role: z.literal("developer"), content: Content, name: z.string().optional() }),
   z.object({ role: z.literal("user"), content: Content, name: z.string().optional() }),
-  z.object({
-    role: z.literal("assistant"),
-    content: Content.nullish(),
-    name: z.string().optional(),
-    tool_calls: z.array(ToolCallSchema).max(MAX_TURN_ITEMS).optional(),
-    reasoning: z.string().nullish(),
-    reasoning_details: ReasoningDetails.optional(),
-    refusal: z.string().nullish(),
-  }),
+  AssistantMessageSchema.transform(refusalPartsOut),
   z.object({ role: z.literal("tool"), content: Content, tool_call_id: z.string().min(1) }),
 ]);
 export type ChatMessageBody = z.infer<typeof ChatMessageSchema>;

@@ -214,7 +214,9 @@ function toolUse(call: unknown): ToolUseBlockParam {
 function assistantContent(m: ChatMessage): string | ContentBlockParam[] | undefined {
   const thinking = thinkingBlocks(m.reasoning_details);
   const tools = Array.isArray(m.tool_calls) ? m.tool_calls.map(toolUse) : [];
-  if (thinking.length === 0 && tools.length === 0 && typeof m.content === "string") {
+  // Anthropic has no refusal block: a refusal the turn carries is more of its text.
+  const refusal = typeof m.refusal === "string" ? m.refusal : "";
+  if (thinking.length === 0 && tools.length === 0 && !refusal && typeof m.content === "string") {
     return m.content || undefined;
   }
   const text: TextBlockParam[] = [];
@@ -227,6 +229,7 @@ function assistantContent(m: ChatMessage): string | ContentBlockParam[] | undefi
       }
     }
   }
+  if (refusal) text.push({ type: "text", text: refusal });
   const blocks = inBlockOrder(m.block_order, { thinking, text, tool_use: tools }) ?? [
     // Thinking first: Anthropic checks that a turn's thinking precedes its text and tool use.
     ...thinking,

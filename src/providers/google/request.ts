@@ -143,6 +143,8 @@ function signaturesOf(message: ChatMessage): { byCall: Map<string, string>; loos
 function modelParts(message: ChatMessage): GeminiPart[] {
   const { byCall, loose } = signaturesOf(message);
   const parts = contentParts(message.content).filter((p) => p.text !== undefined);
+  // Gemini has no refusal part: a refusal the turn carries is more of its text.
+  if (typeof message.refusal === "string" && message.refusal) parts.push({ text: message.refusal });
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
   for (const call of calls) {
     if (!isRecord(call) || !isRecord(call.function) || typeof call.function.name !== "string") continue;

@@ -31,16 +31,31 @@ export interface OpenAiChatOptions {
    * system/user/assistant/tool, so elsewhere a developer message goes as the system message it stands for.
    */
   developerRole?: boolean;
+  /**
+   * Whether the upstream takes an assistant turn's `refusal` (OpenAI's own). Elsewhere it goes as the turn's
+   * text: strict hosts refuse the unknown field, and the model should still read what it said.
+   */
+  refusalField?: boolean;
 }
 
 /** Gateway-only message fields (OpenRouter's reasoning replay) that OpenAI-style upstreams refuse. */
 const GATEWAY_MESSAGE_FIELDS = ["reasoning", "reasoning_details", "block_order"];
 
+/** A refusal as more of the turn's text: a text part of a list, or after the text with a blank line. */
+function withRefusalText(content: unknown, refusal: string): unknown {
+  if (Array.isArray(content)) return [...content, { type: "text", text: refusal }];
+  return typeof content === "string" && content ? `${content}\n\n${refusal}` : refusal;
+}
+
 function wireMessage(message: ChatMessage, chatOptions: OpenAiChatOptions): ChatMessage {
-  if (message.role === "developer" && !chatOptions.developerRole) return { ...message, role: "system" };
-  if (!GATEWAY_MESSAGE_FIELDS.some((k) => k in message)) return message;
   const copy = { ...message };
   for (const k of GATEWAY_MESSAGE_FIELDS) delete copy[k];
+  if (copy.role === "developer" && !chatOptions.developerRole) copy.role = "system";
+  if ("refusal" in copy && !chatOptions.refusalField) {
+    delete copy.refusal;
+    if (typeof message.refusal === "string" && message.refusal)
+      copy.content = withRefusalText(copy.content, message.refusal);
+  }
   return copy;
 }
 

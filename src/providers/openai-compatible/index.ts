@@ -35,10 +35,10 @@ export const openAiCompatibleAdapter = createOpenAiCompatible({
 /**
  * OpenAI itself: the same wire format, but its reasoning models (gpt-5, o-series) refuse `max_tokens`
  * and take `max_completion_tokens`, which every current OpenAI chat model accepts. It takes
- * `prompt_cache_key` and the `developer` role too. Every OpenAI chat model serves the Responses API: responses clients are
- * answered from there.
+ * `prompt_cache_key`, the `developer` role and an assistant turn's `refusal` too. Every OpenAI chat model
+ * serves the Responses API: responses clients are answered from there.
  */
 export const openAiAdapter = createOpenAiCompatible(
   { name: "openai", authHeaders: bearer, sendsInputType: true, responsesApi: true },
-  { maxTokensField: "max_completion_tokens", promptCacheKey: true, developerRole: true },
+  { maxTokensField: "max_completion_tokens", promptCacheKey: true, developerRole: true, refusalField: true },
 );

@@ -94,7 +94,9 @@ export function responsesInput(messages: ChatMessage[]): { instructions?: string
   for (const m of lead ? rest : messages) {
     if (m.role === "assistant") {
       input.push(...reasoningItems(m.reasoning_details));
-      const text = textOf(m.content);
+      // A refusal goes as the turn's text: an input message's content has no refusal part.
+      const refusal = str(m.refusal);
+      const text = [textOf(m.content), refusal].filter(Boolean).join("\n\n");
       if (text) input.push({ type: "message", role: "assistant", content: text });
       for (const call of Array.isArray(m.tool_calls) ? m.tool_calls.filter(isObject) : []) {
         const fn = isObject(call.function) ? call.function : {};
