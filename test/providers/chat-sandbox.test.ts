@@ -215,6 +215,21 @@ describe("sandbox/chat-tools", () => {
     return calls;
   }
 
+  it("cuts a sampled string to its maxLength in code points, never inside an emoji", async () => {
+    const tool = {
+      type: "function",
+      function: {
+        name: "g",
+        parameters: { type: "object", properties: { "😀😀": { type: "string", maxLength: 9 } } },
+      },
+    };
+    const calls = assemble(await collect(await chat(say("x", { tools: [tool] }), ctx("chat-tools"))));
+    const args = calls[0]!.args;
+    expect(utf8RoundTrip(args) === args).toBe(true);
+    // "sandbox-" and the first emoji of the key: 9 code points, 10 UTF-16 units.
+    expect(JSON.parse(args)).toEqual({ "😀😀": "sandbox-😀" });
+  });
+
   it("calls up to two tools with schema-built JSON arguments in 2+ pieces, finish tool_calls", async () => {
     const chunks = await collect(
       await chat(say("weather?", { tools: [weather, time, search] }), ctx("chat-tools")),

@@ -172,7 +172,10 @@ function stringSample(s: Part, key: string): string {
   const value = STRING_FORMATS[String(s.format)] ?? `sandbox-${key}`;
   const min = num(s.minLength) ?? 0;
   const max = num(s.maxLength) ?? Number.POSITIVE_INFINITY;
-  return value.padEnd(Math.min(min, 1000), "x").slice(0, max);
+  // JSON Schema counts code points: a key with an emoji is never cut inside its surrogate pair.
+  const chars = [...value];
+  while (chars.length < Math.min(min, 1000)) chars.push("x");
+  return chars.slice(0, max).join("");
 }
 
 function numberSample(s: Part, preferred: number, integer: boolean): number {
