@@ -2,15 +2,22 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { getCatalog } from "../src/catalog/cache";
+import type { Pricing } from "../src/catalog/schema";
+import { findModel } from "../src/catalog/types";
 import { getDb, tables } from "../src/db/client";
 import { pricedResolution } from "../src/schemas/videos";
 import type { VideoJob } from "../src/videos/job";
+import type { VideoJobState } from "../src/videos/state";
 import { createAccount, defaultGuardrail } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 import { driveUntil, poll, sdk, stateOf, step, stubOf, submitOk } from "./helpers/videos";
 
 const ID = /^gen-vid-\d+-[A-Za-z0-9]{20}$/;
 const body = { model: "sandbox/video-mini", prompt: "a lighthouse at dawn", duration: 4, resolution: "720p" };
+
+const tenfold = (pricing: Pricing) =>
+  Object.fromEntries(Object.entries(pricing.video_second ?? {}).map(([k, v]) => [k, v * 10]));
 
 async function usageUsd(key: string): Promise<number> {
   const res = await call("/key", { key });
@@ -191,6 +198,46 @@ describe("video job lifecycle", () => {
     const late = await call(`/videos/${other.id}/cancel`, { key: acct.apiKey, method: "POST" });
     expect(late.status).toBe(409);
     expect((await errorOf(late)).message).toMatch(/already completed/);
+  });
+
+  it("charges the price quoted at submission, whatever the catalog says when the job ends", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(acct.apiKey, body);
+    await step(job.id); // submitted upstream
+    // The catalog's price goes up tenfold while the job runs.
+    const endpoints = findModel(await getCatalog(env.DB), body.model)!.endpoints as Array<{
+      pricing: Pricing;
+    }>;
+    const before = endpoints.map((e) => e.pricing);
+    try {
+      for (const e of endpoints) e.pricing = { ...e.pricing, video_second: tenfold(e.pricing) };
+      const done = await driveUntil(acct.apiKey, job.id, "completed");
+      expect(done.usage?.cost).toBeCloseTo(0.2, 6);
+      expect(await usageUsd(acct.apiKey)).toBeCloseTo(0.2, 6);
+    } finally {
+      endpoints.forEach((e, i) => {
+        e.pricing = before[i]!;
+      });
+    }
+  });
+
+  it("never charges a job more than was reserved for it", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const job = await submitOk(acct.apiKey, body);
+    await step(job.id);
+    const reserved = (await stateOf(job.id)).reservation!.reservedMicros;
+    // As if the provider billed many more seconds than asked for: ten times the quoted price.
+    await runInDurableObject(stubOf(job.id), async (_instance: VideoJob, state) => {
+      const s = (await state.storage.get<VideoJobState>("job"))!;
+      const pricing = s.current!.pricing!;
+      await state.storage.put("job", {
+        ...s,
+        current: { ...s.current!, pricing: { ...pricing, video_second: tenfold(pricing) } },
+      });
+    });
+    const done = await driveUntil(acct.apiKey, job.id, "completed");
+    expect(done.usage?.cost).toBe(reserved / 1e6);
+    expect(await usageUsd(acct.apiKey)).toBeCloseTo(reserved / 1e6, 6);
   });
 
   it("expires a job that does not finish before its deadline", async () => {

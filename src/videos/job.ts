@@ -154,10 +154,14 @@ export class VideoJob extends DurableObject<Bindings> {
       await this.finish(s, "failed", { error: `Submission failed: ${outcome.error.message}` });
       return;
     }
+    const quoted = s.plan.find(
+      (t) => t.endpointId === outcome.attempt.endpoint.id && t.modelSlug === outcome.attempt.model.slug,
+    );
     s.current = {
       modelSlug: outcome.attempt.model.slug,
       endpointId: outcome.attempt.endpoint.id,
       credential: outcome.attempt.credential,
+      ...(quoted?.pricing ? { pricing: quoted.pricing } : {}),
       provider: outcome.attempt.endpoint.provider,
       upstreamJobId: outcome.value.upstreamJobId,
     };
@@ -233,15 +237,27 @@ export class VideoJob extends DurableObject<Bindings> {
   }
 
   /**
+   * What the job is charged: the seconds made at the price quoted at submission (a catalog change while
+   * it ran does not reprice it), never more than was reserved for it (a provider reporting more seconds
+   * than asked for is not passed on past the worst case the caller's limits were checked against).
+   */
+  private async costOf(s: VideoJobState): Promise<number> {
+    if (!s.current) return 0;
+    // Jobs submitted before prices were kept with the plan read the catalog's.
+    const pricing =
+      s.current.pricing ?? (await attemptsFor(this.env, s.region, [s.current]))[0]?.endpoint.pricing;
+    if (!pricing) return 0;
+    const cost = videoCostMicros(pricing, s.resolution, s.billedDurationSeconds);
+    return s.reservation ? Math.min(cost, s.reservation.reservedMicros) : cost;
+  }
+
+  /**
    * Charges the real cost on completion or releases the reservation otherwise (settle is idempotent),
    * writes the generation record (once), queues the webhook when a URL applies, and mirrors D1.
    */
   private async finalize(s: VideoJobState): Promise<void> {
     if (s.costMicros == null) {
-      const [attempt] = s.current ? await attemptsFor(this.env, s.region, [s.current]) : [];
-      s.costMicros = attempt
-        ? videoCostMicros(attempt.endpoint.pricing, s.resolution, s.billedDurationSeconds)
-        : 0;
+      s.costMicros = await this.costOf(s);
       await this.save(s);
     }
     if (s.reservation) {

@@ -17,6 +17,8 @@ export interface PlannedTarget {
   modelSlug: string;
   endpointId: string;
   credential: PlannedCredential;
+  /** The endpoint's price when the job was submitted: what was quoted and reserved is what is charged. */
+  pricing?: Pricing;
 }
 
 export interface WebhookState {

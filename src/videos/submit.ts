@@ -249,6 +249,7 @@ async function startJob(
       modelSlug: a.model.slug,
       endpointId: a.endpoint.id,
       credential: a.credential,
+      pricing: a.endpoint.pricing,
     })),
     billedDurationSeconds: seconds,
     resolution: pricedResolution(body),
