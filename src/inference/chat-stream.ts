@@ -2,7 +2,7 @@
 // as it arrives, keep-alives while the upstream thinks, mid-stream errors as the format's error event),
 // or one aggregated JSON body. Either way `done` tells the pipeline what to settle. The client format
 // (chat completions, responses, messages) only decides how frames and bodies are written: StreamFormat.
-import { microsToUsd } from "../lib/money";
+import { chargedMicros, microsToUsd } from "../lib/money";
 import { UpstreamError } from "../providers/errors";
 import type {
   ChatChoiceDelta,
@@ -147,7 +147,9 @@ export class Folded {
 /** The usage object of the wire (chat.completion and the final chunk alike). */
 export function usageWire(usage: ChatUsage, meta: ChatMeta) {
   const { prompt, completion } = meta.price(usage);
-  const total = Math.ceil(prompt + completion - 1e-9);
+  const total = chargedMicros(prompt + completion);
+  // Whole micro-dollars like the cost, and adding up to it: the completion part takes what rounding left.
+  const promptMicros = chargedMicros(prompt);
   return {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
@@ -161,8 +163,8 @@ export function usageWire(usage: ChatUsage, meta: ChatMeta) {
     is_byok: meta.isByok,
     cost_details: {
       upstream_inference_cost: meta.isByok ? microsToUsd(total) : null,
-      upstream_inference_prompt_cost: microsToUsd(prompt),
-      upstream_inference_completions_cost: microsToUsd(completion),
+      upstream_inference_prompt_cost: microsToUsd(promptMicros),
+      upstream_inference_completions_cost: microsToUsd(total - promptMicros),
     },
   };
 }

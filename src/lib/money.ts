@@ -13,3 +13,8 @@ export function microsToUsd(micros: number): number {
 export function microsToUsdOrNull(micros: number | null | undefined): number | null {
   return micros == null ? null : microsToUsd(micros);
 }
+
+/** Whole micro-dollars from a computed price, rounded up as charged (float noise forgiven). */
+export function chargedMicros(micros: number): number {
+  return Math.ceil(micros - 1e-9);
+}

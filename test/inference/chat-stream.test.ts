@@ -11,6 +11,7 @@ import {
   type OpenedChat,
   type StreamFormat,
   sseAnswer,
+  usageWire,
 } from "../../src/inference/chat-stream";
 import { CHAT_IDLE_MS, CHAT_TOTAL_MS } from "../../src/inference/deadlines";
 import { messagesStream } from "../../src/inference/formats/messages";
@@ -243,6 +244,26 @@ describe("the failure event of every client format", () => {
       }
     });
   }
+});
+
+describe("the usage object's cost", () => {
+  it("cost_details are whole micro-dollars like the cost, and add up to it", () => {
+    // 3 tokens at 1.4 micro-dollars is 4.2000000000000004 in floating point.
+    const priced: ChatMeta = {
+      ...meta,
+      price: (u) => ({ prompt: u.promptTokens * 1.4, completion: u.completionTokens * 0.45 }),
+    };
+    const wire = usageWire({ promptTokens: 3, completionTokens: 2 }, priced);
+    expect(wire.cost).toBe(0.000006);
+    expect(wire.cost_details).toEqual({
+      upstream_inference_cost: null,
+      upstream_inference_prompt_cost: 0.000005,
+      upstream_inference_completions_cost: 0.000001,
+    });
+    expect(
+      usageWire({ promptTokens: 3, completionTokens: 2 }, { ...priced, isByok: true }).cost_details,
+    ).toMatchObject({ upstream_inference_cost: 0.000006 });
+  });
 });
 
 /** The JSON payloads of an SSE text's `data:` lines (not `[DONE]`). */
