@@ -467,6 +467,20 @@ describe("failures", () => {
     expect(gen).toMatchObject({ status: "completed", finishReason: "stop" });
   });
 
+  it("an empty answer (a stop sequence met at once) still opens with role assistant: openai's stream helper completes", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client, settled } = openai(acct.apiKey);
+    const stream = client.chat.completions.stream({
+      model: "sandbox/chat-echo",
+      messages: hi,
+      stop: ["You"],
+    });
+    const completion = await stream.finalChatCompletion();
+    expect(completion.choices[0]!.finish_reason).toBe("stop");
+    expect(completion.choices[0]!.message).toMatchObject({ role: "assistant", content: null });
+    await settled();
+  });
+
   it("a client that leaves mid-stream: the generation is cancelled and billed once for what was produced", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { res, settled } = await post("/chat/completions", acct.apiKey, {

@@ -267,10 +267,18 @@ export function streamError(err: unknown): StreamError {
   };
 }
 
-/** The wire form of one upstream chunk's choices: finish_reason always present, optional fields omitted. */
-function choicesWire(chunk: ChatChunk) {
+/**
+ * The wire form of one upstream chunk's choices: finish_reason always present, optional fields omitted.
+ * Each choice's first delta says role "assistant" whether the upstream's did or not, as OpenAI's do
+ * (openai's stream helper throws "missing role" without it); `roled` holds the choices that had it.
+ */
+function choicesWire(chunk: ChatChunk, roled: Set<number>) {
   return chunk.choices.map((c) => {
     const delta: Record<string, unknown> = {};
+    if (!roled.has(c.index)) {
+      roled.add(c.index);
+      delta.role = "assistant";
+    }
     for (const [k, v] of Object.entries(c.delta)) if (v != null) delta[k] = v;
     return {
       index: c.index,
@@ -314,22 +322,29 @@ const pastDeadline = (now: number, lastEventAt: number, startedAt: number) =>
 export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
   const head = `{"id":${JSON.stringify(meta.id)},"object":"chat.completion.chunk","created":${meta.created},"model":${JSON.stringify(meta.model)},"provider":${JSON.stringify(meta.provider)}`;
   const frame = (rest: string) => `data: ${head},${rest}}\n\n`;
+  const roled = new Set<number>();
+  /** A delta of choice 0 the gateway writes itself: with the role if it is the first the client sees. */
+  const ownDelta = (fields: string) => {
+    if (roled.has(0)) return `{${fields}}`;
+    roled.add(0);
+    return `{"role":"assistant"${fields ? `,${fields}` : ""}}`;
+  };
   return {
     open: () =>
       (meta.echo ?? [])
         .map((body) => frame(`"choices":[],"debug":${JSON.stringify({ echo_upstream_body: body })}`))
         .join(""),
     chunk: (chunk) =>
-      chunk.choices.length > 0 ? frame(`"choices":${JSON.stringify(choicesWire(chunk))}`) : "",
+      chunk.choices.length > 0 ? frame(`"choices":${JSON.stringify(choicesWire(chunk, roled))}`) : "",
     // An upstream that ended without a finish reason (a cut stream) still ends with one, as the JSON
     // answer does: "stop". Clients wait for it (openai's stream helper throws without it).
     end: (folded, usage) =>
-      `${folded.finish ? "" : frame(`"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]`)}${frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`)}data: [DONE]\n\n`,
+      `${folded.finish ? "" : frame(`"choices":[{"index":0,"delta":${ownDelta("")},"finish_reason":"stop"}]`)}${frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`)}data: [DONE]\n\n`,
     // The error chunk also says what the answer used and costs until it broke off (charged as produced).
     fail: (error, folded) => {
       const { usage } = folded.finalUsage(meta.promptEstimate);
       return frame(
-        `"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"error":${JSON.stringify(error)},"usage":${JSON.stringify(usageWire(usage, chargedOnFailure(folded, meta)))}`,
+        `"choices":[{"index":0,"delta":${ownDelta(`"content":""`)},"finish_reason":"error"}],"error":${JSON.stringify(error)},"usage":${JSON.stringify(usageWire(usage, chargedOnFailure(folded, meta)))}`,
       );
     },
     keepalive: KEEPALIVE,

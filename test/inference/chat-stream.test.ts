@@ -5,6 +5,7 @@ import {
   type ChatMeta,
   chatCompletionsStream,
   collectAnswer,
+  Folded,
   FRAMES_IN_FLIGHT,
   jsonAnswer,
   KEEPALIVE_MS,
@@ -244,6 +245,54 @@ describe("the failure event of every client format", () => {
       }
     });
   }
+});
+
+/** An upstream that sent these chunks and ended. */
+const ended = (chunks: ChatChunk[]): OpenedChat => {
+  const rest = chunks.slice(1);
+  return {
+    iterator: (async function* () {
+      yield* rest;
+    })(),
+    first: chunks.length ? { done: false, value: chunks[0]! } : { done: true, value: undefined },
+    abort: new AbortController(),
+  };
+};
+
+describe("the chat completions stream's role", () => {
+  /** Each choice's deltas, in the order the client sees them. */
+  const deltas = (text: string) =>
+    dataOf(text).flatMap((d) =>
+      (d.choices as Array<{ index: number; delta: Record<string, unknown> }>).map((c) => [c.index, c.delta]),
+    );
+
+  it("the first delta of each choice says role assistant, even when the upstream's did not", async () => {
+    vi.useRealTimers();
+    const chunks: ChatChunk[] = [
+      { choices: [{ index: 0, delta: { content: "Hi" }, finish_reason: null }] },
+      { choices: [{ index: 1, delta: { role: "assistant", content: "Yo" }, finish_reason: null }] },
+      { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+    ];
+    const answer = sseAnswer(ended(chunks), meta);
+    expect(deltas(await answer.response.text())).toEqual([
+      [0, { role: "assistant", content: "Hi" }],
+      [1, { role: "assistant", content: "Yo" }],
+      [0, {}],
+    ]);
+  });
+
+  it("so does the finish chunk the gateway writes for an upstream that sent no choice, and the error chunk", async () => {
+    vi.useRealTimers();
+    const usageOnly: ChatChunk = { choices: [], usage: { promptTokens: 3, completionTokens: 0 } };
+    const answer = sseAnswer(ended([usageOnly]), meta);
+    expect(deltas(await answer.response.text())).toEqual([[0, { role: "assistant" }]]);
+    const format = chatCompletionsStream(meta);
+    const fail = format.fail(
+      { code: 502, message: "gone", metadata: { error_type: "server" } },
+      new Folded(),
+    );
+    expect(deltas(fail)).toEqual([[0, { role: "assistant", content: "" }]]);
+  });
 });
 
 describe("the usage object's cost", () => {
