@@ -146,6 +146,49 @@ describe("POST /chat/completions with the openai client", () => {
     expect(JSON.parse(args)).toEqual(JSON.parse(call.function.arguments));
   });
 
+  it("a host that repeats the tool call's id and name on every chunk: one name, streamed and not", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await addByok(acct, "openai", "sk-user-openai-key");
+    const head = { index: 0, id: "call_a", type: "function" };
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4.1-mini", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const sse = [
+      chunk({
+        role: "assistant",
+        tool_calls: [{ ...head, function: { name: "get_weather", arguments: "" } }],
+      }),
+      chunk({ tool_calls: [{ ...head, function: { name: "get_weather", arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ ...head, function: { name: "get_weather", arguments: '"Paris"}' } }] }),
+      chunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ].join("");
+    const upstream = mockUpstream({
+      "POST api.openai.com/v1/chat/completions": () =>
+        new Response(sse, { headers: { "Content-Type": "text/event-stream" } }),
+    });
+    try {
+      const { client } = openai(acct.apiKey);
+      const body = { model: "openai/gpt-4.1-mini", messages: hi };
+      const whole = await client.chat.completions.create(body);
+      expect(whole.choices[0]!.message.tool_calls).toEqual([
+        { id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+      ]);
+      // Streamed, the chunks are deltas: a client that joins every name it is sent still reads one.
+      const stream = await client.chat.completions.create({ ...body, stream: true });
+      let names = "";
+      let ids = "";
+      for await (const c of stream) {
+        for (const call of c.choices[0]?.delta.tool_calls ?? []) {
+          names += call.function?.name ?? "";
+          ids += call.id ?? "";
+        }
+      }
+      expect([names, ids]).toEqual(["get_weather", "call_a"]);
+    } finally {
+      upstream.restore();
+    }
+  });
+
   it("response_format: the sandbox answers JSON that fits the schema, streamed byte for byte", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { client } = openai(acct.apiKey);

@@ -295,6 +295,65 @@ describe("POST /responses with @openrouter/sdk", () => {
   });
 });
 
+describe("tool calls from chat completions hosts", () => {
+  const GROQ = "POST api.groq.com/openai/v1/chat/completions";
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "llama", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const time = { ...weather, name: "get_time", parameters: { type: "object", properties: {} } };
+
+  /** The model's calls through responses.stream: the arguments.done events, and the final response's calls. */
+  async function calls(acct: { apiKey: string }, upstreamSse: string) {
+    const upstream = mockUpstream({
+      [GROQ]: () => new Response(upstreamSse, { headers: { "Content-Type": "text/event-stream" } }),
+    });
+    try {
+      const body: Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, "stream"> & {
+        provider: { only: string[] };
+      } = {
+        model: "meta-llama/llama-3.3-70b-instruct",
+        provider: { only: ["groq"] },
+        input: "Weather and time in Paris?",
+        tools: [weather, time],
+      };
+      const { client } = openai(acct.apiKey);
+      const whole = await client.responses.create({ ...body, stream: false });
+      const stream = client.responses.stream(body);
+      const done: string[] = [];
+      stream.on("response.function_call_arguments.done", (e) => done.push(e.arguments));
+      stream.on("response.output_item.done", (e) => {
+        if (e.item.type === "function_call") done.push(`${e.item.name} ${e.item.arguments}`);
+      });
+      const final = await stream.finalResponse();
+      const callsOf = (r: OpenAI.Responses.Response) =>
+        r.output.map((o) => (o.type === "function_call" ? [o.call_id, o.name, o.arguments] : o.type));
+      return { whole: callsOf(whole), streamed: callsOf(final), done };
+    } finally {
+      upstream.restore();
+    }
+  }
+
+  it("a host that repeats the call's id and name on every chunk: one name, streamed and not", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await addByok(acct, "groq", "gsk-user-key");
+    const head = { index: 0, id: "call_a", type: "function" };
+    const sse = [
+      chunk({
+        role: "assistant",
+        tool_calls: [{ ...head, function: { name: "get_weather", arguments: "" } }],
+      }),
+      chunk({ tool_calls: [{ ...head, function: { name: "get_weather", arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ ...head, function: { name: "get_weather", arguments: '"Paris"}' } }] }),
+      chunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ].join("");
+    const got = await calls(acct, sse);
+    const expected = [["call_a", "get_weather", '{"city":"Paris"}']];
+    expect(got.whole).toEqual(expected);
+    expect(got.streamed).toEqual(expected);
+    expect(got.done).toEqual(['{"city":"Paris"}', 'get_weather {"city":"Paris"}']);
+  });
+});
+
 describe("failures and limits", () => {
   it("an error after the first byte: response.failed with error and error_type, then [DONE]; the openai client sees a failed response", async () => {
     const acct = await createAccount({ creditsUsd: 5 });

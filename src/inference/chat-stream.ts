@@ -48,6 +48,13 @@ export interface ChatMeta {
   mediaPrompt?: { media: number; audio: number };
 }
 
+/**
+ * A tool call's name with one more streamed fragment. A name given again whole (hosts that repeat it on
+ * every chunk) is not a fragment: it is the name, as openai's own stream helper reads it.
+ */
+export const joinedName = (name: string, more: string | undefined): string =>
+  !more || more === name ? name : `${name}${more}`;
+
 /** What a stream produced, folded as it passes (for the record, the bill and the JSON answer). */
 export class Folded {
   content = "";
@@ -114,7 +121,7 @@ export class Folded {
   private addTool(call: ChatToolCallDelta): void {
     const tool = this.tools.get(call.index) ?? { id: "", name: "", arguments: "" };
     if (call.id) tool.id = call.id;
-    if (call.function?.name) tool.name += call.function.name;
+    tool.name = joinedName(tool.name, call.function?.name);
     if (call.function?.arguments) tool.arguments += call.function.arguments;
     this.tools.set(call.index, tool);
   }

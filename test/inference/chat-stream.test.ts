@@ -259,6 +259,40 @@ const ended = (chunks: ChatChunk[]): OpenedChat => {
   };
 };
 
+describe("tool calls whose id and name come again on every chunk", () => {
+  const call = (args: string): ChatChunk => ({
+    choices: [
+      {
+        index: 0,
+        delta: {
+          tool_calls: [{ index: 0, id: "call_a", function: { name: "get_weather", arguments: args } }],
+        },
+        finish_reason: null,
+      },
+    ],
+  });
+  const chunks = [call(""), call('{"city":'), call('"Paris"}')];
+
+  it("are one call with one name, in the chat answer and the responses stream", async () => {
+    vi.useRealTimers();
+    const answer = await jsonAnswer(ended(chunks), meta, (body) => Response.json(body));
+    if (!("response" in answer)) throw new Error("cancelled");
+    const body = (await answer.response.json()) as {
+      choices: Array<{ message: { tool_calls: unknown[] } }>;
+    };
+    expect(body.choices[0]!.message.tool_calls).toEqual([
+      { id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
+    ]);
+    const streamed = sseAnswer(
+      ended(chunks),
+      meta,
+      responsesStream({ input: "hi" } as ResponsesRequest, meta),
+    );
+    const done = dataOf(await streamed.response.text()).filter((d) => d.type === "response.output_item.done");
+    expect(done.map((d) => [d.item.name, d.item.arguments])).toEqual([["get_weather", '{"city":"Paris"}']]);
+  });
+});
+
 describe("the chat completions stream's role", () => {
   /** Each choice's deltas, in the order the client sees them. */
   const deltas = (text: string) =>

@@ -322,6 +322,28 @@ describe("openai-compatible chat: the stream", () => {
     ]);
   });
 
+  it("drops a tool call's id and name repeated on every chunk (Fireworks, MiniMax): the chunks stay deltas", async () => {
+    const head = { index: 0, id: "call_a", type: "function" };
+    const chunk = (args: string) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [{ ...head, function: { name: "get_weather", arguments: args } }] }, finish_reason: null }] })}\n\n`;
+    const text = `${chunk("")}${chunk('{"city":')}${chunk('"Paris"}')}data: [DONE]\n\n`;
+    const chunks = await collect(
+      await openAiCompatibleAdapter.chat!(
+        hello,
+        ctx(() => sse(text)),
+      ),
+    );
+    // A client that joins the deltas (as the gateway's formats and many SDKs do) reads one name.
+    expect(fold(chunks).tools).toEqual([
+      { id: "call_a", name: "get_weather", arguments: '{"city":"Paris"}' },
+    ]);
+    expect(chunks.map((c) => c.choices[0]!.delta.tool_calls)).toEqual([
+      [{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } }],
+      [{ index: 0, type: "function", function: { arguments: '{"city":' } }],
+      [{ index: 0, type: "function", function: { arguments: '"Paris"}' } }],
+    ]);
+  });
+
   it("reads DeepSeek-style reasoning_content as reasoning, with reasoning tokens in the usage", async () => {
     const folded = fold(
       await collect(

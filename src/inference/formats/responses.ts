@@ -5,7 +5,7 @@
 import type { ChatChunk } from "../../providers/types";
 import type { ResponsesRequest } from "../../schemas/responses-request";
 import type { ChatClientFormat } from "../chat";
-import { type ChatMeta, chargedOnFailure, KEEPALIVE, type StreamFormat } from "../chat-stream";
+import { type ChatMeta, chargedOnFailure, joinedName, KEEPALIVE, type StreamFormat } from "../chat-stream";
 import {
   addDetail,
   itemId,
@@ -242,7 +242,7 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
       current = c;
       frames += added(index);
     } else if (call.function?.name) {
-      c.item.name = `${c.item.name}${call.function.name}`;
+      c.item.name = joinedName(c.item.name as string, call.function.name);
     }
     const delta = call.function?.arguments;
     if (delta) {

@@ -227,8 +227,32 @@ export function openAiChunk(payload: unknown, provider: string): ChatChunk | und
   return chunk;
 }
 
+/**
+ * Some hosts (Fireworks, MiniMax on NIM, some GPT-5 deployments) repeat a tool call's id and name on every
+ * chunk: the repeats are dropped so the chunks are deltas again (a client that joins names would otherwise
+ * read "get_weatherget_weather"). `heads` holds what each call (by choice and index) was already given.
+ */
+function dropRepeatedHeads(chunk: ChatChunk, heads: Map<string, { id?: string; name?: string }>): void {
+  for (const choice of chunk.choices) {
+    for (const call of choice.delta.tool_calls ?? []) {
+      const key = `${choice.index}:${call.index}`;
+      const head = heads.get(key);
+      if (!head) {
+        heads.set(key, { id: call.id, name: call.function?.name });
+        continue;
+      }
+      if (call.id !== undefined && call.id === head.id) delete call.id;
+      else if (call.id) head.id = call.id;
+      const name = call.function?.name;
+      if (name !== undefined && name === head.name) delete call.function!.name;
+      else if (name) head.name = `${head.name ?? ""}${name}`;
+    }
+  }
+}
+
 function chunks(res: Response, call: CallContext): AsyncIterator<ChatChunk> {
   const provider = call.endpoint.provider;
+  const heads = new Map<string, { id?: string; name?: string }>();
   return mapSse(
     res.body!,
     (event) => {
@@ -243,7 +267,9 @@ function chunks(res: Response, call: CallContext): AsyncIterator<ChatChunk> {
           message: `Provider ${provider} sent a stream event the gateway cannot read`,
         });
       }
-      return openAiChunk(payload, provider);
+      const chunk = openAiChunk(payload, provider);
+      if (chunk) dropRepeatedHeads(chunk, heads);
+      return chunk;
     },
     (err) => midStreamFailure(err, call),
   );
