@@ -111,3 +111,54 @@ describe("interleaved reasoning re-encoded from another provider", () => {
     expect(created.stop_reason).toBe("tool_use");
   });
 });
+
+describe("parallel tool calls re-encoded from a chat completions upstream", () => {
+  const OPENAI = "POST api.openai.com/v1/chat/completions";
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4.1-mini", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const tools = [
+    {
+      name: "get_weather",
+      input_schema: { type: "object" as const, properties: { city: { type: "string" } } },
+    },
+    { name: "get_time", input_schema: { type: "object" as const, properties: { tz: { type: "string" } } } },
+  ];
+
+  it("heads first, then interleaved arguments: one tool_use block per call with its whole input, streamed and not", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const interleavedCalls = [
+      chunk({
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } },
+        ],
+      }),
+      chunk({
+        tool_calls: [
+          { index: 1, id: "call_b", type: "function", function: { name: "get_time", arguments: "" } },
+        ],
+      }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 1, function: { arguments: '{"tz":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+      chunk({ tool_calls: [{ index: 1, function: { arguments: '"UTC"}' } }] }),
+      chunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ].join("");
+    upstream({ [OPENAI]: sse(interleavedCalls) });
+    const { client } = anthropic(acct.apiKey);
+    const request = {
+      model: "openai/gpt-4.1-mini",
+      max_tokens: 100,
+      tools,
+      messages: [{ role: "user" as const, content: "Weather and time in Paris?" }],
+    };
+    const expected = [
+      { type: "tool_use", id: "call_a", name: "get_weather", input: { city: "Paris" } },
+      { type: "tool_use", id: "call_b", name: "get_time", input: { tz: "UTC" } },
+    ];
+    expect((await client.messages.stream(request).finalMessage()).content).toEqual(expected);
+    expect((await client.messages.create(request)).content).toEqual(expected);
+  });
+});

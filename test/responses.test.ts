@@ -352,6 +352,43 @@ describe("tool calls from chat completions hosts", () => {
     expect(got.streamed).toEqual(expected);
     expect(got.done).toEqual(['{"city":"Paris"}', 'get_weather {"city":"Paris"}']);
   });
+
+  it("calls whose heads come first, then each one's arguments: one item per call, its .done events with all its arguments", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    await addByok(acct, "groq", "gsk-user-key");
+    const sse = [
+      chunk({
+        role: "assistant",
+        tool_calls: [
+          { index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } },
+        ],
+      }),
+      chunk({
+        tool_calls: [
+          { index: 1, id: "call_b", type: "function", function: { name: "get_time", arguments: "" } },
+        ],
+      }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 1, function: { arguments: '{"tz":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+      chunk({ tool_calls: [{ index: 1, function: { arguments: '"UTC"}' } }] }),
+      chunk({}, "tool_calls"),
+      "data: [DONE]\n\n",
+    ].join("");
+    const got = await calls(acct, sse);
+    const expected = [
+      ["call_a", "get_weather", '{"city":"Paris"}'],
+      ["call_b", "get_time", '{"tz":"UTC"}'],
+    ];
+    expect(got.whole).toEqual(expected);
+    expect(got.streamed).toEqual(expected);
+    expect(got.done).toEqual([
+      '{"city":"Paris"}',
+      'get_weather {"city":"Paris"}',
+      '{"tz":"UTC"}',
+      'get_time {"tz":"UTC"}',
+    ]);
+  });
 });
 
 describe("failures and limits", () => {

@@ -303,6 +303,96 @@ describe("chunks as Messages events", () => {
     ]);
   });
 
+  it("tool calls one after another stream as their deltas come: named once its name is known, a repeated head not doubled", () => {
+    const format = messagesStream(meta);
+    const folded = new Folded();
+    const call = (fields: Record<string, unknown>) => delta({ tool_calls: [{ index: 0, ...fields }] });
+    const written = [
+      call({ id: "c0", function: { arguments: "" } }),
+      call({ function: { name: "a" } }),
+      call({ id: "c0", function: { name: "a", arguments: '{"x":1}' } }),
+      delta({ tool_calls: [{ index: 1, id: "c1", function: { name: "b", arguments: "" } }] }),
+      delta({ tool_calls: [{ index: 1, function: { arguments: '{"y":2}' } }] }),
+    ].map((chunk) => {
+      folded.add(chunk);
+      return format
+        .chunk(chunk, folded)
+        .split("\n\n")
+        .filter(Boolean)
+        .map((f) => JSON.parse(f.split("\n")[1]!.slice(6)) as Record<string, unknown>);
+    });
+    expect(written).toEqual([
+      [],
+      [
+        {
+          type: "content_block_start",
+          index: 0,
+          content_block: { type: "tool_use", id: "c0", name: "a", input: {} },
+        },
+      ],
+      [
+        {
+          type: "content_block_delta",
+          index: 0,
+          delta: { type: "input_json_delta", partial_json: '{"x":1}' },
+        },
+      ],
+      [],
+      [
+        { type: "content_block_stop", index: 0 },
+        {
+          type: "content_block_start",
+          index: 1,
+          content_block: { type: "tool_use", id: "c1", name: "b", input: {} },
+        },
+        {
+          type: "content_block_delta",
+          index: 1,
+          delta: { type: "input_json_delta", partial_json: '{"y":2}' },
+        },
+      ],
+    ]);
+  });
+
+  it("calls whose deltas interleave: the open one streams, the others are written whole at the end", () => {
+    const head = (index: number, name: string) =>
+      delta({ tool_calls: [{ index, id: `c${index}`, function: { name, arguments: "" } }] });
+    const args = (index: number, a: string) => delta({ tool_calls: [{ index, function: { arguments: a } }] });
+    const { frames, body } = stream([
+      head(0, "a"),
+      head(1, "b"),
+      args(0, '{"x":'),
+      args(1, '{"y":'),
+      args(0, "1}"),
+      args(1, "2}"),
+      delta({}, "tool_calls"),
+    ]);
+    const shape = frames.map((f) =>
+      f.event === "content_block_delta"
+        ? `${f.data.index}:${(f.data.delta as { partial_json: string }).partial_json}`
+        : f.event === "content_block_start"
+          ? `${f.data.index}:start`
+          : f.event,
+    );
+    expect(shape).toEqual([
+      "message_start",
+      "0:start",
+      '0:{"x":',
+      "0:1}",
+      "content_block_stop",
+      "1:start",
+      '1:{"y":2}',
+      "content_block_stop",
+      "message_delta",
+      "message_stop",
+    ]);
+    const calls = [
+      { type: "tool_use", id: "c0", name: "a", input: { x: 1 } },
+      { type: "tool_use", id: "c1", name: "b", input: { y: 2 } },
+    ];
+    expect(body.content).toEqual(calls);
+  });
+
   it("interleaved thinking (thinking -> tool_use -> thinking -> text) keeps its order and signatures", () => {
     const detail = (index: number, fields: Record<string, unknown>) => ({
       type: "reasoning.text",

@@ -17,6 +17,7 @@ import {
   usageOf,
 } from "./messages-events";
 import { messagesPassthroughJson, messagesPassthroughStream } from "./messages-passthrough";
+import { type ToolCall, ToolSequence } from "./tool-sequence";
 
 export { anthropicUsage, stopReasonOf } from "./messages-events";
 
@@ -42,8 +43,9 @@ type Emit = (event: Json & { type: string }) => void;
 /**
  * Chunks as Messages content-block events, told to `emit` in the order the chunks arrive: a block opens when
  * a chunk brings another kind of content (or another reasoning block, or another tool call) than the open
- * one, so thinking, text and tool use interleave as the upstream sent them. The stream and the JSON answer
- * are both written from these events, so they hold the same blocks.
+ * one, so thinking, text and tool use interleave as the upstream sent them (but tool calls whose deltas
+ * interleave do not: see ToolSequence). The stream and the JSON answer are both written from these
+ * events, so they hold the same blocks.
  */
 function contentBlocks(emit: Emit) {
   let open: OpenBlock | null = null;
@@ -61,6 +63,13 @@ function contentBlocks(emit: Emit) {
     emit({ type: "content_block_start", index, content_block: contentBlock });
   };
   const delta = (d: Json) => emit({ type: "content_block_delta", index, delta: d });
+
+  // Blocks cannot interleave: one tool_use block per call, whatever order the upstream's deltas came in.
+  const tools = new ToolSequence();
+  const toolUse = (call: ToolCall) => {
+    start({ kind: "tool", tool: call.index }, { type: "tool_use", id: call.id, name: call.name, input: {} });
+    if (call.arguments) delta({ type: "input_json_delta", partial_json: call.arguments });
+  };
 
   /** The thinking block for reasoning block `detail` (a new one when another block is open). */
   const thinking = (detail: number | undefined) => {
@@ -119,19 +128,20 @@ function contentBlocks(emit: Emit) {
           delta({ type: "text_delta", text });
         }
         for (const call of d.tool_calls ?? []) {
-          if (open?.kind !== "tool" || open.tool !== call.index) {
-            start(
-              { kind: "tool", tool: call.index },
-              { type: "tool_use", id: call.id ?? "", name: call.function?.name ?? "", input: {} },
-            );
-          }
-          const args = call.function?.arguments;
-          if (args) delta({ type: "input_json_delta", partial_json: args });
+          const step = tools.add(call, open?.kind === "tool" ? open.tool : undefined);
+          if (step && "open" in step) toolUse(step.open);
+          else if (step) delta({ type: "input_json_delta", partial_json: step.args });
         }
       }
     },
-    /** Closes the open block. */
-    close: stop,
+    /** Closes the open block, then writes the tool calls that could not be streamed in order, each whole. */
+    close: () => {
+      stop();
+      for (const call of tools.rest()) {
+        toolUse(call);
+        stop();
+      }
+    },
   };
 }
 

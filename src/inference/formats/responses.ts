@@ -5,7 +5,7 @@
 import type { ChatChunk } from "../../providers/types";
 import type { ResponsesRequest } from "../../schemas/responses-request";
 import type { ChatClientFormat } from "../chat";
-import { type ChatMeta, chargedOnFailure, joinedName, KEEPALIVE, type StreamFormat } from "../chat-stream";
+import { type ChatMeta, chargedOnFailure, KEEPALIVE, type StreamFormat } from "../chat-stream";
 import {
   addDetail,
   itemId,
@@ -20,6 +20,7 @@ import {
 } from "./responses-object";
 import { responsesPassthroughJson, responsesPassthroughStream } from "./responses-passthrough";
 import { asyncToolNames } from "./responses-request";
+import { type ToolCall, ToolSequence } from "./tool-sequence";
 
 /** The item being streamed; only one is open at a time (a new item closes the one before). */
 type Current =
@@ -32,14 +33,15 @@ type Current =
       summaryOpen: boolean;
     }
   | { kind: "message"; index: number; parts: Json[]; open: "text" | "refusal" | null }
-  | { kind: "function"; index: number; toolIndex: number; item: Json };
+  | { kind: "function"; index: number; call: ToolCall; item: Json };
 
 /** The event stream of one response (see the module comment for the order). */
 export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFormat {
   const asyncNames = asyncToolNames(req);
   let seq = 0;
   const output: Json[] = [];
-  const calls = new Map<number, Current & { kind: "function" }>();
+  // Output items cannot interleave: one function_call item per call, whatever order its deltas came in.
+  const tools = new ToolSequence();
   let current: Current | null = null;
   const event = (type: string, fields: Json) =>
     `data: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}\n\n`;
@@ -74,7 +76,8 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
       frames += closePart(c);
       output[c.index] = { ...output[c.index], status, content: c.parts };
     } else {
-      const item: Json = { ...c.item, status };
+      // The name as it stands now (a name streamed in fragments may have grown since the item opened).
+      const item: Json = { ...c.item, name: c.call.name, status };
       output[c.index] = item;
       frames += event("response.function_call_arguments.done", {
         ...at(c),
@@ -219,38 +222,47 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
     return frames + event("response.refusal.delta", { ...at(c), content_index, delta });
   };
 
+  const callItem = (call: ToolCall, args: string, status: string): Json => ({
+    id: itemId(meta, "fc", output.length),
+    type: "function_call",
+    call_id: call.id || `call_${meta.id.replace(/^gen-/, "")}_${call.index}`,
+    name: call.name,
+    arguments: args,
+    status,
+    ...(asyncNames.has(call.name) ? { async: true } : {}),
+  });
+
+  /** Opens call's function_call item, with its arguments so far as one delta. */
+  const openCall = (call: ToolCall): string => {
+    let frames = close("completed");
+    const item = callItem(call, "", "in_progress");
+    const index = open(item);
+    const c: Current = { kind: "function", index, call, item };
+    current = c;
+    frames += added(index);
+    return frames + callArguments(c, call.arguments);
+  };
+
+  const callArguments = (c: Current & { kind: "function" }, delta: string): string => {
+    if (!delta) return "";
+    c.item.arguments = `${c.item.arguments}${delta}`;
+    return event("response.function_call_arguments.delta", { ...at(c), delta });
+  };
+
   const toolCall = (
     call: NonNullable<ChatChunk["choices"][number]["delta"]["tool_calls"]>[number],
   ): string => {
-    let frames = "";
-    let c = calls.get(call.index);
-    if (!c) {
-      frames += close("completed");
-      const name = call.function?.name ?? "";
-      const item: Json = {
-        id: itemId(meta, "fc", output.length),
-        type: "function_call",
-        call_id: call.id ?? `call_${meta.id.replace(/^gen-/, "")}_${call.index}`,
-        name,
-        arguments: "",
-        status: "in_progress",
-        ...(asyncNames.has(name) ? { async: true } : {}),
-      };
-      const index = open(item);
-      c = { kind: "function", index, toolIndex: call.index, item };
-      calls.set(call.index, c);
-      current = c;
-      frames += added(index);
-    } else if (call.function?.name) {
-      c.item.name = joinedName(c.item.name as string, call.function.name);
-    }
-    const delta = call.function?.arguments;
-    if (delta) {
-      c.item.arguments = `${c.item.arguments}${delta}`;
-      // A fragment for a call already closed (providers stream calls one after another) only completes the record.
-      if (current === c) frames += event("response.function_call_arguments.delta", { ...at(c), delta });
-      else output[c.index] = { ...output[c.index], arguments: c.item.arguments };
-    }
+    const c = current;
+    const step = tools.add(call, c?.kind === "function" ? c.call.index : undefined);
+    if (!step) return "";
+    if ("open" in step) return openCall(step.open);
+    return c?.kind === "function" ? callArguments(c, step.args) : "";
+  };
+
+  /** Closes the open item, then writes the calls that could not be streamed in order, each whole. */
+  const closeAll = (status: "completed" | "incomplete"): string => {
+    let frames = close(status);
+    for (const call of tools.rest()) frames += openCall(call) + close(status);
     return frames;
   };
 
@@ -283,7 +295,7 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
     },
     end: (folded, usage) => {
       const outcome = outcomeOf(folded.finish);
-      const frames = close(outcome.status === "completed" ? "completed" : "incomplete");
+      const frames = closeAll(outcome.status === "completed" ? "completed" : "incomplete");
       const type = `response.${outcome.status}`;
       return `${frames}${lifecycle(type, { ...outcome, output, usage: responsesUsage(usage, chargedOnFailure(folded, meta)) })}data: [DONE]\n\n`;
     },
@@ -296,8 +308,9 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
             ? reasoningItem(output[c.index]!.id as string, c.block, "incomplete")
             : c.kind === "message"
               ? { ...output[c.index], status: "incomplete", content: c.parts }
-              : { ...c.item, status: "incomplete" };
+              : { ...c.item, name: c.call.name, status: "incomplete" };
       }
+      for (const call of tools.rest()) output.push(callItem(call, call.arguments, "incomplete"));
       const { usage } = folded.finalUsage(meta.promptEstimate);
       return `${lifecycle("response.failed", { status: "failed", output, error, usage: responsesUsage(usage, chargedOnFailure(folded, meta)) })}data: [DONE]\n\n`;
     },
