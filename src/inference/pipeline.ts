@@ -241,10 +241,13 @@ export async function planAndAdmit(
   const generationId = newGenerationId();
   // Once the free-model limits refused the request, the plan keeps only its paid attempts.
   let paidOnly = false;
+  let ownKeysOnly = false;
   const planUnder = async (a: AuthContext) => {
     const planned = await planFor(env, a, spec, executionCtx);
-    const plan = freeOnOwnKeys(planned.plan);
-    return { ...planned, plan: paidOnly ? withoutFreeModels(plan) : plan };
+    let plan = freeOnOwnKeys(planned.plan);
+    if (paidOnly) plan = withoutFreeModels(plan);
+    if (ownKeysOnly) plan = withOwnKeysOnly(plan);
+    return { ...planned, plan };
   };
   let { context, plan, presetId } = await planUnder(auth);
   const admitPlan = () =>
@@ -266,11 +269,18 @@ export async function planAndAdmit(
   try {
     reservation = await admitPlan();
   } catch (err) {
-    // A free model over its limits falls back to the paid models the request also names (`models`),
-    // as a provider's 429 would.
-    if (!isFreeLimitRefusal(err) || !plan.attempts.some((a) => !a.model.isFree)) throw err;
-    paidOnly = true;
-    plan = withoutFreeModels(plan);
+    if (isFreeLimitRefusal(err) && plan.attempts.some((a) => !a.model.isFree)) {
+      // A free model over its limits falls back to the paid models the request also names (`models`),
+      // as a provider's 429 would.
+      paidOnly = true;
+      plan = withoutFreeModels(plan);
+    } else if (isSpendRefusal(err) && plan.attempts.some(onOwnKey) && !plan.attempts.every(onOwnKey)) {
+      // Credits, the key's cap or a budget cannot cover the platform key's fallback: the caller's own
+      // keys still serve, without it (a BYOK-only plan is admitted as BYOK, where those limits may not
+      // apply). `ownKeysOnly` holds for any plan made again under a re-read authority too.
+      ownKeysOnly = true;
+      plan = withOwnKeysOnly(plan);
+    } else throw err;
     reservation = await admitPlan();
   }
   return { auth, plan, context, generationId, reservation, presetId };
@@ -437,6 +447,14 @@ function freeOnOwnKeys(plan: RoutePlan): RoutePlan {
   if (!plan.attempts.some(limited)) return plan;
   return { ...plan, attempts: plan.attempts.filter((a) => !limited(a)) };
 }
+const SPEND_REASONS = new Set(["balance", "key_cap", "budget"]);
+const isSpendRefusal = (err: unknown) =>
+  err instanceof ApiError && SPEND_REASONS.has(String(err.metadata?.reason));
+const onOwnKey = (a: PlannedAttempt) => a.credential.source === "byok";
+const withOwnKeysOnly = (plan: RoutePlan): RoutePlan => ({
+  ...plan,
+  attempts: plan.attempts.filter(onOwnKey),
+});
 const withoutFreeModels = (plan: RoutePlan): RoutePlan => ({
   ...plan,
   attempts: plan.attempts.filter((a) => !a.model.isFree),

@@ -156,6 +156,40 @@ describe("ledger through POST /embeddings", () => {
     expect(sources.at(-1)).toBe("platform");
   }, 60_000);
 
+  it("a request credits or the key's cap cannot cover is served on the caller's own key, without the platform's fallback", async () => {
+    // No credits at all, and a key whose small cap leaves BYOK out.
+    const acct = await createAccount({ creditsUsd: 0 });
+    const capped = await createKey(acct, { limitUsd: 0.000001, includeByokInLimit: false });
+    const paid = "sandbox/embed-small";
+    // A credential left at its defaults (the platform key would be its fallback).
+    await addByok(acct, "sandbox", "sk-sandbox-own-key-654321");
+    const adapter = getAdapter("sandbox")!;
+    const original = adapter.embeddings!.bind(adapter);
+    const sources: string[] = [];
+    let ownKeyFails = false;
+    vi.spyOn(adapter, "embeddings").mockImplementation(async (req, ctx) => {
+      sources.push(ctx.credential.source);
+      if (ownKeyFails && ctx.credential.source === "byok") {
+        throw new UpstreamError({ kind: "http", status: 401, message: "Provider sandbox answered 401" });
+      }
+      return original(req, ctx);
+    });
+    for (const key of [acct.apiKey, capped.key]) {
+      const res = await embed(key, paid);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { usage: { is_byok: boolean } }).usage.is_byok).toBe(true);
+    }
+    expect(sources).toEqual(["byok", "byok"]);
+    // The platform key is not the fallback of such a request: a failing own key is the answer.
+    ownKeyFails = true;
+    sources.length = 0;
+    expect((await embed(acct.apiKey, paid)).status).toBeGreaterThanOrEqual(400);
+    expect(sources.length).toBeGreaterThan(0);
+    expect(sources.every((s) => s === "byok")).toBe(true);
+    const credits = await call("/credits", { key: acct.managementKey });
+    expect(((await credits.json()) as { data: { total_usage: number } }).data.total_usage).toBe(0);
+  }, 60_000);
+
   it("refuses a free model with 402 when the balance is not above zero", async () => {
     const acct = await createAccount();
     const upstream = countUpstreamCalls();
