@@ -1,5 +1,8 @@
 // Video jobs on real wire formats (recorded payloads): OpenAI-compatible /videos and a long-running operation.
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { getDb, tables } from "../src/db/client";
 import opDone from "./fixtures/google-ai-studio/operation-done.json";
 import opError from "./fixtures/google-ai-studio/operation-error.json";
 import opRunning from "./fixtures/google-ai-studio/operation-running.json";
@@ -89,6 +92,20 @@ describe("OpenAI-compatible video jobs", () => {
     expect(content.status).toBe(200);
     expect(content.headers.get("content-type")).toBe("video/mp4");
     expect(new Uint8Array(await content.arrayBuffer())).toEqual(MP4);
+  });
+
+  it("does not use a credential disabled after the job was accepted: no upstream call, nothing charged", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const credential = await addByok(acct, "openai", "sk-byok-sora", { isByokOnly: true });
+    const seen = upstream({ "POST https://api.openai.com/v1/videos": [() => json(soraCreate)] });
+    const job = await submitOk(acct.apiKey, { model: "openai/sora-2", prompt: "x", duration: 4 });
+    await getDb(env.DB)
+      .update(tables.byokCredentials)
+      .set({ disabled: true })
+      .where(eq(tables.byokCredentials.id, credential));
+    const failed = await driveUntil(acct.apiKey, job.id, "failed");
+    expect(failed.usage).toBeUndefined();
+    expect(seen).toHaveLength(0);
   });
 
   it("reports the provider's failure message", async () => {

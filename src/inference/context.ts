@@ -48,6 +48,13 @@ export async function workspaceByok(
   return readByok(d1, workspaceId, refresh.guard());
 }
 
+/**
+ * The workspace's credentials as they are now in D1, not from the cache: for a video job's submission,
+ * which may run a while after the request (a credential disabled meanwhile is not used).
+ */
+export const currentWorkspaceByok = (d1: D1Database, workspaceId: string) =>
+  readByok(d1, workspaceId, () => false);
+
 async function readByok(d1: D1Database, workspaceId: string, current: () => boolean): Promise<ByokRecord[]> {
   const rows = await getDb(d1)
     .select()

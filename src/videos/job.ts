@@ -5,7 +5,7 @@ import { settle } from "../billing/admission";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { runAttempts } from "../inference/attempts";
-import { credentialResolver, workspaceByok } from "../inference/context";
+import { credentialResolver, currentWorkspaceByok } from "../inference/context";
 import { errorText, log } from "../lib/log";
 import { redactSecrets } from "../lib/redact";
 import { toUpstreamError, withoutSecrets } from "../providers/errors";
@@ -134,7 +134,8 @@ export class VideoJob extends DurableObject<Bindings> {
   /** Submits to the plan's endpoints in order, failing over like any inference request. */
   private async submit(s: VideoJobState): Promise<void> {
     const plan = { model: s.model, attempts: await attemptsFor(this.env, s.region, s.plan), rejections: [] };
-    const byok = await workspaceByok(this.env.DB, s.workspaceId);
+    // A credential disabled since the job was accepted is not used for it (its attempt is refused).
+    const byok = (await currentWorkspaceByok(this.env.DB, s.workspaceId)).filter((c) => !c.disabled);
     const outcome = await runAttempts(plan, {
       modality: "video",
       resolveCredential: credentialResolver(this.env, byok),
