@@ -23,7 +23,7 @@ describe("POST /presets/{slug}/responses", () => {
         input: "hello there",
         stream: true,
         metadata: { team: "a" },
-        plugins: [{ id: "auto-router", allowedModels: ["openai/*"], costTier: "low" }],
+        plugins: [{ id: "auto-router", allowedModels: ["openai/*"], costTier: "low", enabled: false }],
       },
     });
     expect(res.data.slug).toBe(slug);
@@ -37,7 +37,7 @@ describe("POST /presets/{slug}/responses", () => {
       model: "openai/gpt-4o",
       temperature: 0.3,
       top_p: 0.9,
-      plugins: [{ id: "auto-router", allowed_models: ["openai/*"], cost_tier: "low" }],
+      plugins: [{ id: "auto-router", allowed_models: ["openai/*"], cost_tier: "low", enabled: false }],
       service_tier: "auto",
     });
   });
@@ -66,10 +66,12 @@ describe("POST /presets/{slug}/responses", () => {
       { model: "m/x", tool_choice: { type: "function" } },
       // Server tools: the responses route runs function tools only.
       { model: "m/x", tools: [{ type: "web_search" }] },
+      // A plugin the gateway does not run, switched on: every request would be refused.
+      { model: "m/x", plugins: [{ id: "web" }] },
     ]) {
       const res = await call(`/presets/${slug}/responses`, { method: "POST", key: acct.managementKey, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect((await errorOf(res)).message).toMatch(/reasoning|text|tool_choice|tools/);
+      expect((await errorOf(res)).message).toMatch(/reasoning|text|tool_choice|tools|plugin/);
     }
     expect((await call(`/presets/${slug}`, { key: acct.managementKey })).status).toBe(404);
     // The same fields, well-formed, are stored; a preset may leave the model to the request.
@@ -152,15 +154,17 @@ describe("POST /presets/{slug}/responses", () => {
           { type: "svc:web_search", id: "ws_1", status: "completed" },
         ],
         plugins: [
+          // Plugins the gateway does not run are stored only switched off (see the test below).
           {
             id: "fusion",
             analysis_models: Array.from({ length: 8 }, (_, i) => `m/${i}`),
             max_tool_calls: 16,
+            enabled: false,
           },
-          { id: "auto-beta-router", excluded_models: ["*:free"], cost_quality_tradeoff: 10 },
-          { id: "file-parser", pdf: { engine: "cloudflare-ai" } },
+          { id: "auto-beta-router", excluded_models: ["*:free"], cost_quality_tradeoff: 10, enabled: false },
+          { id: "file-parser", pdf: { engine: "cloudflare-ai" }, enabled: false },
           { id: "context-compression", engine: "middle-out" },
-          { id: "web", max_results: 3 },
+          { id: "web", max_results: 3, enabled: false },
         ],
         tools: [
           { type: "function", name: "lookup", parameters: { type: "object" }, async: true },

@@ -16,6 +16,7 @@ import {
 import type { AppEnv } from "../env";
 import { presetChatBodyOf } from "../inference/formats/messages-request";
 import { responsesToChat } from "../inference/formats/responses-request";
+import { pluginPlanOf } from "../inference/plugins";
 import { badRequest, notFound } from "../lib/errors";
 import { apiRoute, createRouter, describeZodError, jsonBody, jsonContent } from "../lib/openapi";
 import { nowIso } from "../lib/time";
@@ -196,6 +197,9 @@ async function createVersion(
   }
   const problem = jsonBoundsProblem(config, PRESET_CONFIG_BOUNDS);
   if (problem) throw badRequest(`Invalid request: the preset config ${problem}`);
+  // Its plugins as every inference route runs them: one the gateway cannot run is refused here, not on
+  // every request under the preset (a request may still send `enabled: false` for a stored one).
+  pluginPlanOf(config as Parameters<typeof pluginPlanOf>[0]);
   // Stored text reads back as sent: D1 would keep a lone surrogate as U+FFFD (see storedText).
   if (hasLoneSurrogate(config) || (systemPrompt != null && hasLoneSurrogate(systemPrompt))) {
     throw badRequest("Invalid request: the preset must be valid Unicode text (it has an unpaired surrogate)");
