@@ -25,7 +25,7 @@ export class RouteTable {
             `^${r.path
               .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
               .replace(/\/:[^/]+/g, "/[^/]+")
-              .replace(/\*/g, ".*")}/?$`,
+              .replace(/\*/g, ".*")}$`,
           ),
         }));
     }
