@@ -231,6 +231,14 @@ describe("PATCH /guardrails/{id}", () => {
     );
     expect(unset.status).toBe(409);
     expect((await errorOf(unset)).message).toMatch(/not configured/);
+    // A weak tag never matches (strong comparison): not even version 0 of the unconfigured default.
+    const weak = await patch(
+      acct.managementKey,
+      acct.defaultGuardrailId,
+      { name: "x" },
+      { "If-Match": 'W/"0"' },
+    );
+    expect(weak.status).toBe(409);
     expect((await call(`/guardrails/${acct.defaultGuardrailId}`, { key: acct.managementKey })).status).toBe(
       404,
     );

@@ -134,7 +134,9 @@ async function normalised(c: Context<AppEnv>, body: UpdateGuardrailBody): Promis
 function expectedVersion(header: string | undefined): number | "any" | undefined {
   if (header === undefined) return undefined;
   if (header.trim() === "*") return "any";
-  const m = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
+  // If-Match compares strongly (RFC 9110): a weak tag never matches.
+  if (/^\s*W\//.test(header)) throw conflict('If-Match needs a strong tag ("3"): a weak one never matches');
+  const m = /^\s*"?(\d{1,9})"?\s*$/.exec(header);
   if (!m) throw badRequest('If-Match must be a guardrail version, e.g. If-Match: "3"');
   return Number(m[1]);
 }
