@@ -100,6 +100,7 @@ function pathParam(
     if (param.name === "id" && op.path === "/generation") return [acct.generationId];
     if (op.path.startsWith("/guardrails")) return [acct.guardrailId, acct.defaultGuardrailId];
     if (op.path.startsWith("/byok")) return [acct.byokId];
+    if (op.path.startsWith("/workspaces")) return [acct.workspaceId];
     if (op.path.startsWith("/videos")) return [acct.videoJobId];
     throw new Error(`no fixture resource for ${tag}'s ${param.name} in ${op.path}`);
   };

@@ -9,7 +9,7 @@ export type Area = "keys" | "guardrails" | "presets-byok" | "inference" | "video
 /** Each operation belongs to exactly one test file, so the files can run side by side. */
 export function areaOf(op: Pick<Operation, "method" | "path">): Area {
   const p = op.path;
-  if (p === "/key" || p.startsWith("/keys") || p === "/credits") return "keys";
+  if (p === "/key" || p.startsWith("/keys") || p === "/credits" || p.startsWith("/workspaces")) return "keys";
   // Catalog discovery and the account's analytics read what the keys area's fixture already holds.
   if (
     p === "/models" ||
