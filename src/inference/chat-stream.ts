@@ -2,6 +2,7 @@
 // as it arrives, keep-alives while the upstream thinks, mid-stream errors as the format's error event),
 // or one aggregated JSON body. Either way `done` tells the pipeline what to settle. The client format
 // (chat completions, responses, messages) only decides how frames and bodies are written: StreamFormat.
+import type { ApiError } from "../lib/errors";
 import { chargedMicros, microsToUsd } from "../lib/money";
 import { UpstreamError } from "../providers/errors";
 import type {
@@ -12,12 +13,19 @@ import type {
   UpstreamWire,
 } from "../providers/types";
 import { CHAT_IDLE_MS, CHAT_TOTAL_MS } from "./deadlines";
+import type { CommittedStream } from "./early-stream";
 import type { Answer, Final } from "./pipeline";
 import { healedJson } from "./plugins";
 
 /** A comment line while waiting on the upstream: well under the common 100 s idle timeouts of proxies. */
 export const KEEPALIVE_MS = 15_000;
 export const KEEPALIVE = ": OPENROUTER PROCESSING\n\n";
+/** The headers of every streamed answer, committed early or not (the pipeline adds its ids). */
+export const SSE_HEADERS = {
+  "Content-Type": "text/event-stream",
+  "Cache-Control": "no-cache",
+  "X-Accel-Buffering": "no",
+} as const;
 
 /** An upstream stream whose first event was read inside the attempt (so failover could still happen). */
 export interface OpenedChat {
@@ -275,6 +283,31 @@ export function streamError(err: unknown): StreamError {
 }
 
 /**
+ * The error chunk's `error` for a request whose attempts all failed after its stream was committed: the
+ * status and message its HTTP error would have carried.
+ */
+export function committedStreamError(e: ApiError): StreamError {
+  const type =
+    e.status === 429
+      ? "rate_limit_exceeded"
+      : e.status === 529
+        ? "provider_overloaded"
+        : e.status === 503
+          ? "provider_unavailable"
+          : e.status === 524 || e.status === 408
+            ? "timeout"
+            : e.status < 500
+              ? "invalid_request"
+              : "server";
+  const code = e.metadata?.provider_code;
+  return {
+    code: e.status,
+    message: e.message,
+    metadata: { error_type: type, ...(code != null ? { provider_code: String(code) } : {}) },
+  };
+}
+
+/**
  * The wire form of one upstream chunk's choices: finish_reason always present, optional fields omitted.
  * Each choice's first delta says role "assistant" whether the upstream's did or not, as OpenAI's do
  * (openai's stream helper throws "missing role" without it); `roled` holds the choices that had it.
@@ -379,6 +412,7 @@ export function sseAnswer(
   opened: OpenedChat,
   meta: ChatMeta,
   format: StreamFormat = chatCompletionsStream(meta),
+  committed?: CommittedStream,
 ): Answer {
   const encoder = new TextEncoder();
   const send = (sink: FrameSink, frames: string) => {
@@ -440,8 +474,9 @@ export function sseAnswer(
     emitChunk(sink, next.value);
   };
 
-  const { readable, writable } = new IdentityTransformStream();
-  const writer = writable.getWriter();
+  // An answer committed before its first token (early-stream.ts) goes on in the pipe the client has.
+  const pipe = committed ? null : new IdentityTransformStream();
+  const writer = (committed?.writable ?? pipe!.writable).getWriter();
   let left = false;
   const leave = (reason: unknown) => {
     // The client left: stop the upstream; the generation is cancelled and billed for what it produced.
@@ -501,14 +536,7 @@ export function sseAnswer(
     leave(err);
     void writer.abort(err).catch(() => {});
   });
-  const response = new Response(readable, {
-    status: 200,
-    headers: {
-      "Content-Type": "text/event-stream",
-      "Cache-Control": "no-cache",
-      "X-Accel-Buffering": "no",
-    },
-  });
+  const response = committed?.response ?? new Response(pipe!.readable, { status: 200, headers: SSE_HEADERS });
   return { response, done };
 }
 

@@ -7,7 +7,7 @@ import { type CatalogEndpointEntry, OUTPUT_MODALITY } from "../catalog/types";
 import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
 import { visitTextFile } from "../guardrails/text-files";
-import { badRequest, clientClosedResponse, forbidden } from "../lib/errors";
+import { type ApiError, badRequest, clientClosedResponse, forbidden } from "../lib/errors";
 import { scrubbingIterator } from "../providers/errors";
 import { getAdapter } from "../providers/registry";
 import type { ChatMessage, ChatRequest, ChatUsage, UpstreamWire } from "../providers/types";
@@ -19,6 +19,8 @@ import {
   chatCompletionsJson,
   chatCompletionsStream,
   collectAnswer,
+  committedStreamError,
+  Folded,
   jsonAnswer,
   type OpenedChat,
   type StreamFormat,
@@ -527,6 +529,25 @@ async function chatUnderPolicy(
     return middleOut(messages, window - (Number.isFinite(cap) ? cap : 0));
   };
 
+  /**
+   * The frames that end a committed stream no attempt served: the format's opening and its error, with
+   * the usage of nothing produced (a failed request is charged nothing).
+   */
+  const failed = (error: ApiError, generationId: string, model: string) => {
+    const meta: ChatMeta = {
+      id: generationId,
+      created: Math.floor(Date.now() / 1000),
+      model,
+      provider: typeof error.metadata?.provider_name === "string" ? error.metadata.provider_name : "",
+      isByok: false,
+      promptEstimate,
+      price: () => ({ prompt: 0, completion: 0 }),
+      ...(echoes ? { echo: echoes } : {}),
+    };
+    const stream = format.stream(meta);
+    return stream.open() + stream.fail(committedStreamError(error), new Folded());
+  };
+
   return runInference(requestIo(c), {
     capability: "chat",
     route: chatRoute(body, model),
@@ -587,7 +608,7 @@ async function chatUnderPolicy(
       // Healing rewrites the answer's text, so a healed answer is re-encoded, never passed through.
       const same = opened.wire && format.passthrough?.wire === opened.wire && !healJson;
       const way = same ? format.passthrough! : format;
-      if (streaming) return sseAnswer(opened, meta, way.stream(meta));
+      if (streaming) return sseAnswer(opened, meta, way.stream(meta), served.committed);
       const answer = await jsonAnswer(
         opened,
         meta,
@@ -612,5 +633,6 @@ async function chatUnderPolicy(
     // A JSON answer is read whole inside its attempt: a failure on the way fails over.
     ...(streaming ? {} : { complete: (opened: OpenedChat) => collectAnswer(opened, signal) }),
     timeoutStatus: 408,
+    ...(streaming ? { streamed: { failed } } : {}),
   });
 }

@@ -16,8 +16,10 @@ export const DEFAULT_DEADLINES: Record<Modality, Deadlines> = {
   embeddings: { firstByteMs: 20_000, totalMs: 45_000 },
   speech: { firstByteMs: 30_000, totalMs: 60_000 },
   video: { firstByteMs: 30_000, totalMs: 60_000 },
-  // Chat: until the first upstream event (time to first token); between events, CHAT_IDLE_MS.
-  chat: { firstByteMs: 60_000, totalMs: 120_000 },
+  // Chat: until the first upstream event (time to first token); between events, CHAT_IDLE_MS. Reasoning
+  // models (gpt-5 in chat completions, Gemini 2.5 Pro thinking) stream nothing while they think, often
+  // past a minute; a streamed request is kept alive meanwhile (see early-stream.ts).
+  chat: { firstByteMs: 180_000, totalMs: 240_000 },
 };
 
 /** Chat: longest silence between two upstream events once streaming, before the attempt is cut. */

@@ -1,7 +1,8 @@
 // The one inference pipeline every inference route runs through: plan -> admit (at most one ledger round
 // trip) -> attempts with failover before the first byte -> respond -> record + settle off the response
 // path. A route supplies its routing request, its adapter call, its pricing and how it answers; a
-// streamed answer is settled when its stream ends, errors or the client leaves.
+// streamed answer is settled when its stream ends, errors or the client leaves, and commits before its
+// first byte when that is slow to come (early-stream.ts).
 
 import type { Context } from "hono";
 import { type AdmissionRequest, admit, type Reservation, settleInBackground } from "../billing/admission";
@@ -22,8 +23,9 @@ import {
   type RouteRequest,
 } from "../routing/plan";
 import { SESSION_ID_MAX_LENGTH } from "../schemas/media-common";
-import { type AttemptLog, runAttempts } from "./attempts";
+import { type AttemptLog, type RunOutcome, runAttempts } from "./attempts";
 import { credentialResolver, invalidateByokCache, type RouteContext, routeContextFor } from "./context";
+import { type CommittedStream, earlyStream, FIRST_BYTE_GRACE_MS } from "./early-stream";
 import { newGenerationId } from "./ids";
 import { applyModelPreset } from "./preset";
 
@@ -89,6 +91,12 @@ export interface InferenceSpec<T, R extends Response = Response> extends Inferen
   };
   /** 408 for embeddings (the spec lists it), 524 otherwise. */
   timeoutStatus?: 408 | 524;
+  /**
+   * A streamed answer: with no first byte within FIRST_BYTE_GRACE_MS it commits (200, keep-alives) while
+   * the attempts run on, and a failure after that is written in the stream: `failed` gives the format's
+   * frames for the error the HTTP answer would have carried.
+   */
+  streamed?: { failed(error: ApiError, generationId: string, model: string): string };
 }
 
 /** The attempt that served the request. */
@@ -98,6 +106,8 @@ export interface Served {
   generationId: string;
   isByok: boolean;
   log: AttemptLog[];
+  /** A streamed answer committed before this attempt's first byte: the answer goes on in its pipe. */
+  committed?: CommittedStream;
 }
 
 export interface Answer<R extends Response = Response> {
@@ -314,29 +324,35 @@ export async function runInference<T, R extends Response = Response>(
     requestId: io.requestId ?? null,
   };
 
-  let outcome: Awaited<ReturnType<typeof runAttempts<T>>>;
-  try {
-    outcome = await runAttempts(plan, {
-      modality: spec.route.modality,
-      timeoutStatus: spec.timeoutStatus,
-      signal: io.signal,
-      resolveCredential: credentialResolver(env, context.byok),
-      call: (attempt, ctx) => spec.call(getAdapter(attempt.endpoint.adapter)!, attempt, ctx),
-      ...(spec.complete ? { complete: spec.complete } : {}),
-    });
-  } catch (err) {
+  // A streamed answer may commit before its first token (see early-stream.ts): a client that leaves
+  // after that may be told by the stream alone (wrangler dev sees only a write fail).
+  const leaving = spec.streamed ? new AbortController() : null;
+  const signal = leaving
+    ? io.signal
+      ? AbortSignal.any([io.signal, leaving.signal])
+      : leaving.signal
+    : io.signal;
+  const trace = io.trace;
+  const attemptsAt = Date.now();
+  const running = runAttempts(plan, {
+    modality: spec.route.modality,
+    timeoutStatus: spec.timeoutStatus,
+    signal,
+    resolveCredential: credentialResolver(env, context.byok),
+    call: (attempt, ctx) => spec.call(getAdapter(attempt.endpoint.adapter)!, attempt, ctx),
+    ...(spec.complete ? { complete: spec.complete } : {}),
+  }).catch((err: unknown) => {
     // Never strand a reservation, even on a bug.
     executionCtx.waitUntil(settleInBackground(env, reservation, { actualMicros: 0, isByok: false }));
     throw err;
-  }
+  });
 
-  const trace = io.trace;
-  if (trace) traceAttempts(trace, plan.model, outcome.log);
-
-  if (!outcome.ok) {
+  /** Records a request no attempt served, and the error its answer carries. */
+  const unserved = (outcome: Extract<RunOutcome<T>, { ok: false }>): ApiError => {
+    if (trace) traceAttempts(trace, plan.model, outcome.log);
     // A client that left before any provider answered cut the attempts short: cancelled, not failed
     // (nothing was produced, so nothing is charged either way).
-    const left = io.signal?.aborted === true;
+    const left = signal?.aborted === true;
     executionCtx.waitUntil(
       finishGeneration(env, reservation, {
         ...base,
@@ -348,63 +364,127 @@ export async function runInference<T, R extends Response = Response>(
         error: left ? "client disconnected" : describe(outcome.error),
       }),
     );
-    throw withGenerationId(left ? clientClosed() : outcome.error, generationId);
+    if (trace && left) trace.errorType = "cancelled";
+    return withGenerationId(left ? clientClosed() : outcome.error, generationId);
+  };
+
+  /** The served answer, recorded and settled when it ends; throws when it failed before any byte. */
+  const serve = async (
+    outcome: Extract<RunOutcome<T>, { ok: true }>,
+    committed?: CommittedStream,
+  ): Promise<R> => {
+    if (trace) traceAttempts(trace, plan.model, outcome.log);
+    const { value, attempt, credential, log } = outcome;
+    const isByok = credential.source === "byok";
+    // Generation time: the served attempt until its first byte, then until the answer's end.
+    const servedAt = Date.now();
+    const generationMs = () => (log.at(-1)?.duration_ms ?? 0) + (Date.now() - servedAt);
+    const served = {
+      ...base,
+      model: attempt.model.slug,
+      provider: attempt.endpoint.provider,
+      endpointId: attempt.endpoint.id,
+      isByok,
+      attempts: logOf(log),
+    };
+    let answer: Answer<R>;
+    try {
+      answer = await spec.respond(value, {
+        attempt,
+        credential,
+        generationId,
+        isByok,
+        log,
+        ...(committed ? { committed } : {}),
+      });
+    } catch (err) {
+      // The upstream answered but the answer failed before any byte reached the client: nothing is charged.
+      const error = err instanceof ApiError ? describe(err) : "the answer could not be built";
+      executionCtx.waitUntil(
+        finishGeneration(env, reservation, {
+          ...served,
+          status: "failed",
+          usage: {},
+          costMicros: 0,
+          error,
+          generationMs: generationMs(),
+        }),
+      );
+      throw err instanceof ApiError ? withGenerationId(err, generationId) : err;
+    }
+    let done = answer.done;
+    if (trace) {
+      done = done.then((final) => traceFinal(trace, final));
+      trace.ends = done;
+    }
+    executionCtx.waitUntil(
+      done.then((final) =>
+        finishGeneration(env, reservation, {
+          ...served,
+          status: final.status ?? "completed",
+          usage: final.usage,
+          costMicros: Math.max(0, Math.ceil(final.costMicros - 1e-9)),
+          error: final.error ?? null,
+          finishReason: final.finishReason ?? null,
+          nativeFinishReason: final.nativeFinishReason ?? null,
+          upstreamId: final.upstreamId ?? null,
+          generationMs: generationMs(),
+        }),
+      ),
+    );
+    // A committed answer's headers are gone already (with these ids on them).
+    if (!committed) {
+      answer.response.headers.set("X-Generation-Id", generationId);
+      if (io.requestId) answer.response.headers.set("X-Request-Id", io.requestId);
+    }
+    return answer.response;
+  };
+
+  // One timer, and only for a streamed answer: an attempt that commits within the grace answers as
+  // any other, and so does a quick failure (its real status).
+  let outcome: RunOutcome<T> | null;
+  if (spec.streamed) {
+    let grace: ReturnType<typeof setTimeout> | null = null;
+    outcome = await Promise.race([
+      running,
+      new Promise<null>((resolve) => {
+        grace = setTimeout(() => resolve(null), FIRST_BYTE_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(grace);
+  } else outcome = await running;
+  if (outcome) {
+    if (outcome.ok) return serve(outcome);
+    throw unserved(outcome);
   }
 
-  const { value, attempt, credential, log } = outcome;
-  const isByok = credential.source === "byok";
-  // Generation time: the served attempt until its first byte, then until the answer's end.
-  const servedAt = Date.now();
-  const generationMs = () => (log.at(-1)?.duration_ms ?? 0) + (Date.now() - servedAt);
-  const served = {
-    ...base,
-    model: attempt.model.slug,
-    provider: attempt.endpoint.provider,
-    endpointId: attempt.endpoint.id,
-    isByok,
-    attempts: logOf(log),
+  // No first token yet: the answer commits now and the attempts run on behind keep-alives.
+  const early = earlyStream();
+  early.left.addEventListener("abort", () => leaving!.abort(early.left.reason), { once: true });
+  early.response.headers.set("X-Generation-Id", generationId);
+  if (io.requestId) early.response.headers.set("X-Request-Id", io.requestId);
+  // Server-Timing says what was known when the headers left: the wait on providers so far.
+  if (trace) trace.upstreamMs = Date.now() - attemptsAt;
+  const streamed = spec.streamed!;
+  const fail = (error: ApiError) => {
+    if (trace && !trace.errorType) trace.errorType = "stream_failed";
+    early.end(streamed.failed(error, generationId, plan.model));
   };
-  let answer: Answer<R>;
-  try {
-    answer = await spec.respond(value, { attempt, credential, generationId, isByok, log });
-  } catch (err) {
-    // The upstream answered but the answer failed before any byte reached the client: nothing is charged.
-    const error = err instanceof ApiError ? describe(err) : "the answer could not be built";
-    executionCtx.waitUntil(
-      finishGeneration(env, reservation, {
-        ...served,
-        status: "failed",
-        usage: {},
-        costMicros: 0,
-        error,
-        generationMs: generationMs(),
-      }),
-    );
-    throw err instanceof ApiError ? withGenerationId(err, generationId) : err;
-  }
-  let done = answer.done;
-  if (trace) {
-    done = done.then((final) => traceFinal(trace, final));
-    trace.ends = done;
-  }
-  executionCtx.waitUntil(
-    done.then((final) =>
-      finishGeneration(env, reservation, {
-        ...served,
-        status: final.status ?? "completed",
-        usage: final.usage,
-        costMicros: Math.max(0, Math.ceil(final.costMicros - 1e-9)),
-        error: final.error ?? null,
-        finishReason: final.finishReason ?? null,
-        nativeFinishReason: final.nativeFinishReason ?? null,
-        upstreamId: final.upstreamId ?? null,
-        generationMs: generationMs(),
-      }),
-    ),
+  const ended = running.then(
+    async (late): Promise<unknown> => {
+      if (!late.ok) return fail(unserved(late));
+      try {
+        await serve(late, await early.handOver());
+        return trace?.ends;
+      } catch (err) {
+        fail(err instanceof ApiError ? err : new ApiError(500, "Internal server error"));
+      }
+    },
+    () => fail(new ApiError(500, "Internal server error")),
   );
-  answer.response.headers.set("X-Generation-Id", generationId);
-  if (io.requestId) answer.response.headers.set("X-Request-Id", io.requestId);
-  return answer.response;
+  executionCtx.waitUntil(ended);
+  if (trace) trace.ends = ended;
+  return early.response as R;
 }
 
 const describe = (e: ApiError) => `${e.status}: ${e.message}`;

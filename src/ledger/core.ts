@@ -31,7 +31,7 @@ import type {
 
 /**
  * A reservation not settled within its lease is reclaimed by the ledger's alarm. Longer than any
- * request runs (inference/deadlines.ts, LONGEST_REQUEST_MS: 17 minutes), so only a request whose
+ * request runs (inference/deadlines.ts, LONGEST_REQUEST_MS: 19 minutes), so only a request whose
  * isolate died, or whose settlement never got through, is reclaimed.
  */
 export const LEASE_MS = 20 * 60_000;
