@@ -18,6 +18,7 @@ import { addByok, createAccount, createKey } from "./helpers/accounts";
 import { BASE, call, errorOf } from "./helpers/http";
 import { post, type StreamedCall, streamed } from "./helpers/media";
 import { sdkFor } from "./helpers/sdk";
+import { repeatedHeadToolCall } from "./helpers/tool-call-streams";
 import { mockUpstream } from "./helpers/upstream";
 
 /** A fetch for clients that returns at once and remembers each call, so tests can await its waitUntil work. */
@@ -149,19 +150,9 @@ describe("POST /chat/completions with the openai client", () => {
   it("a host that repeats the tool call's id and name on every chunk: one name, streamed and not", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     await addByok(acct, "openai", "sk-user-openai-key");
-    const head = { index: 0, id: "call_a", type: "function" };
     const chunk = (delta: unknown, finish: string | null = null) =>
       `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4.1-mini", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-    const sse = [
-      chunk({
-        role: "assistant",
-        tool_calls: [{ ...head, function: { name: "get_weather", arguments: "" } }],
-      }),
-      chunk({ tool_calls: [{ ...head, function: { name: "get_weather", arguments: '{"city":' } }] }),
-      chunk({ tool_calls: [{ ...head, function: { name: "get_weather", arguments: '"Paris"}' } }] }),
-      chunk({}, "tool_calls"),
-      "data: [DONE]\n\n",
-    ].join("");
+    const sse = repeatedHeadToolCall(chunk);
     const upstream = mockUpstream({
       "POST api.openai.com/v1/chat/completions": () =>
         new Response(sse, { headers: { "Content-Type": "text/event-stream" } }),

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import interleaved from "./fixtures/anthropic/interleaved.sse?raw";
 import { createAccount } from "./helpers/accounts";
 import { ANTHROPIC_MESSAGES as ANTHROPIC, gatewayHarness, sse } from "./helpers/anthropic-gateway";
+import { interleavedToolCalls } from "./helpers/tool-call-streams";
 
 const { upstream, post, anthropic } = gatewayHarness();
 const GEMINI = "POST generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent";
@@ -126,26 +127,7 @@ describe("parallel tool calls re-encoded from a chat completions upstream", () =
 
   it("heads first, then interleaved arguments: one tool_use block per call with its whole input, streamed and not", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    const interleavedCalls = [
-      chunk({
-        role: "assistant",
-        content: null,
-        tool_calls: [
-          { index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } },
-        ],
-      }),
-      chunk({
-        tool_calls: [
-          { index: 1, id: "call_b", type: "function", function: { name: "get_time", arguments: "" } },
-        ],
-      }),
-      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
-      chunk({ tool_calls: [{ index: 1, function: { arguments: '{"tz":' } }] }),
-      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
-      chunk({ tool_calls: [{ index: 1, function: { arguments: '"UTC"}' } }] }),
-      chunk({}, "tool_calls"),
-      "data: [DONE]\n\n",
-    ].join("");
+    const interleavedCalls = interleavedToolCalls(chunk);
     upstream({ [OPENAI]: sse(interleavedCalls) });
     const { client } = anthropic(acct.apiKey);
     const request = {

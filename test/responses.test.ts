@@ -11,6 +11,7 @@ import { addByok, createAccount } from "./helpers/accounts";
 import { BASE, call, errorOf } from "./helpers/http";
 import { post, type StreamedCall, streamed } from "./helpers/media";
 import { sdkFor } from "./helpers/sdk";
+import { interleavedToolCalls, repeatedHeadToolCall } from "./helpers/tool-call-streams";
 import { mockUpstream } from "./helpers/upstream";
 
 let settleAll: Array<() => Promise<unknown>> = [];
@@ -335,17 +336,7 @@ describe("tool calls from chat completions hosts", () => {
   it("a host that repeats the call's id and name on every chunk: one name, streamed and not", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     await addByok(acct, "groq", "gsk-user-key");
-    const head = { index: 0, id: "call_a", type: "function" };
-    const sse = [
-      chunk({
-        role: "assistant",
-        tool_calls: [{ ...head, function: { name: "get_weather", arguments: "" } }],
-      }),
-      chunk({ tool_calls: [{ ...head, function: { name: "get_weather", arguments: '{"city":' } }] }),
-      chunk({ tool_calls: [{ ...head, function: { name: "get_weather", arguments: '"Paris"}' } }] }),
-      chunk({}, "tool_calls"),
-      "data: [DONE]\n\n",
-    ].join("");
+    const sse = repeatedHeadToolCall(chunk);
     const got = await calls(acct, sse);
     const expected = [["call_a", "get_weather", '{"city":"Paris"}']];
     expect(got.whole).toEqual(expected);
@@ -356,25 +347,7 @@ describe("tool calls from chat completions hosts", () => {
   it("calls whose heads come first, then each one's arguments: one item per call, its .done events with all its arguments", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     await addByok(acct, "groq", "gsk-user-key");
-    const sse = [
-      chunk({
-        role: "assistant",
-        tool_calls: [
-          { index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } },
-        ],
-      }),
-      chunk({
-        tool_calls: [
-          { index: 1, id: "call_b", type: "function", function: { name: "get_time", arguments: "" } },
-        ],
-      }),
-      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
-      chunk({ tool_calls: [{ index: 1, function: { arguments: '{"tz":' } }] }),
-      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
-      chunk({ tool_calls: [{ index: 1, function: { arguments: '"UTC"}' } }] }),
-      chunk({}, "tool_calls"),
-      "data: [DONE]\n\n",
-    ].join("");
+    const sse = interleavedToolCalls(chunk);
     const got = await calls(acct, sse);
     const expected = [
       ["call_a", "get_weather", '{"city":"Paris"}'],

@@ -25,6 +25,25 @@ function countUpstreamCalls(latencyMs = 0) {
   });
 }
 
+/**
+ * Spies on the sandbox's embeddings calls: `sources` lists the credential each used (byok, platform);
+ * with `ownKey.fails` set, a call on the caller's own key is refused as a provider refuses a bad key.
+ */
+function watchCredentials() {
+  const adapter = getAdapter("sandbox")!;
+  const original = adapter.embeddings!.bind(adapter);
+  const sources: string[] = [];
+  const ownKey = { fails: false };
+  vi.spyOn(adapter, "embeddings").mockImplementation(async (req, ctx) => {
+    sources.push(ctx.credential.source);
+    if (ownKey.fails && ctx.credential.source === "byok") {
+      throw new UpstreamError({ kind: "http", status: 401, message: "Provider sandbox answered 401" });
+    }
+    return original(req, ctx);
+  });
+  return { sources, ownKey };
+}
+
 const embed = (key: string, model: string, region?: "global" | "europe") =>
   call("/embeddings", { method: "POST", key, region, body: { model, input: TEXT } });
 
@@ -117,17 +136,7 @@ describe("ledger through POST /embeddings", () => {
     await setLedgerClock(acct.accountId, Date.UTC(2031, 0, 16, 8, 30, 10));
     // A credential left at its defaults: the platform key would be its fallback on a paid model.
     await addByok(acct, "sandbox", "sk-sandbox-own-key-123456");
-    const adapter = getAdapter("sandbox")!;
-    const original = adapter.embeddings!.bind(adapter);
-    const sources: string[] = [];
-    let ownKeyFails = false;
-    vi.spyOn(adapter, "embeddings").mockImplementation(async (req, ctx) => {
-      sources.push(ctx.credential.source);
-      if (ownKeyFails && ctx.credential.source === "byok") {
-        throw new UpstreamError({ kind: "http", status: 401, message: "Provider sandbox answered 401" });
-      }
-      return original(req, ctx);
-    });
+    const { sources, ownKey } = watchCredentials();
     // Past the 20 a minute that bind platform-key requests: all served on the own key, none counted.
     for (let i = 0; i < 25; i++) {
       const res = await embed(acct.apiKey, "sandbox/embed-small:free");
@@ -144,7 +153,7 @@ describe("ledger through POST /embeddings", () => {
     expect(await used()).toBe(0);
     // An own key that fails is not replaced by the platform key on a free model (that request would
     // be a free platform request no limit counted): the provider's refusal is the answer.
-    ownKeyFails = true;
+    ownKey.fails = true;
     sources.length = 0;
     const refused = await embed(acct.apiKey, "sandbox/embed-small:free");
     expect(refused.status).toBeGreaterThanOrEqual(400);
@@ -163,17 +172,7 @@ describe("ledger through POST /embeddings", () => {
     const paid = "sandbox/embed-small";
     // A credential left at its defaults (the platform key would be its fallback).
     await addByok(acct, "sandbox", "sk-sandbox-own-key-654321");
-    const adapter = getAdapter("sandbox")!;
-    const original = adapter.embeddings!.bind(adapter);
-    const sources: string[] = [];
-    let ownKeyFails = false;
-    vi.spyOn(adapter, "embeddings").mockImplementation(async (req, ctx) => {
-      sources.push(ctx.credential.source);
-      if (ownKeyFails && ctx.credential.source === "byok") {
-        throw new UpstreamError({ kind: "http", status: 401, message: "Provider sandbox answered 401" });
-      }
-      return original(req, ctx);
-    });
+    const { sources, ownKey } = watchCredentials();
     for (const key of [acct.apiKey, capped.key]) {
       const res = await embed(key, paid);
       expect(res.status).toBe(200);
@@ -181,7 +180,7 @@ describe("ledger through POST /embeddings", () => {
     }
     expect(sources).toEqual(["byok", "byok"]);
     // The platform key is not the fallback of such a request: a failing own key is the answer.
-    ownKeyFails = true;
+    ownKey.fails = true;
     sources.length = 0;
     expect((await embed(acct.apiKey, paid)).status).toBeGreaterThanOrEqual(400);
     expect(sources.length).toBeGreaterThan(0);
