@@ -1,6 +1,6 @@
 // Wire shapes of BYOK provider credentials (SDK-compatible) and the bodies and queries of the BYOK API.
 import { z } from "@hono/zod-openapi";
-import { storedText } from "./common";
+import { IdParamSchema, storedText } from "./common";
 
 export const ByokCredentialSchema = z
   .object({
@@ -81,13 +81,7 @@ export const UpdateByokBodySchema = z
   .openapi("UpdateByokBody");
 export type UpdateByokBody = z.infer<typeof UpdateByokBodySchema>;
 
-export const ByokIdParamSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(100)
-    .openapi({ param: { name: "id", in: "path" } }),
-});
+export const ByokIdParamSchema = IdParamSchema;
 
 export const BYOK_DEFAULT_LIMIT = 50;
 

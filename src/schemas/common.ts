@@ -156,3 +156,18 @@ export const MetadataSchema = z.record(z.string(), z.string()).superRefine((m, c
     }
   }
 });
+
+/** A resource id in a path (`/guardrails/{id}`, `/byok/{id}`, `/workspaces/{id}`). */
+export const IdParamSchema = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(100)
+    .openapi({ param: { name: "id", in: "path" } }),
+});
+
+/** A list's page: `offset` from 0, `limit` 1 to 100 (50 when absent, the SDK's default). */
+export const PageQuerySchema = z.object({
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});

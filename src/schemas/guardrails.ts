@@ -1,7 +1,15 @@
 // Wire shapes of guardrails (SDK-compatible), their create/update bodies, and key/member assignments.
 import { z } from "@hono/zod-openapi";
 import { BUILTIN_FILTER_SLUGS, compileCustomPattern } from "../guardrails/filters";
-import { DataRegionSchema, DataRegionSetSchema, ResetIntervalSchema, storedText, usdLimit } from "./common";
+import {
+  DataRegionSchema,
+  DataRegionSetSchema,
+  IdParamSchema,
+  PageQuerySchema,
+  ResetIntervalSchema,
+  storedText,
+  usdLimit,
+} from "./common";
 
 export const FILTER_ACTIONS = ["block", "redact", "flag"] as const;
 export const MAX_CUSTOM_FILTERS = 50;
@@ -147,18 +155,8 @@ export const CreateGuardrailBodySchema = z
   .openapi("CreateGuardrailBody");
 export type CreateGuardrailBody = z.infer<typeof CreateGuardrailBodySchema>;
 
-export const GuardrailIdParamSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(100)
-    .openapi({ param: { name: "id", in: "path" } }),
-});
-
-export const GuardrailPageQuerySchema = z.object({
-  offset: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-});
+export const GuardrailIdParamSchema = IdParamSchema;
+export const GuardrailPageQuerySchema = PageQuerySchema;
 
 export const ListGuardrailsQuerySchema = GuardrailPageQuerySchema.extend({
   workspace_id: z.string().min(1).optional(),

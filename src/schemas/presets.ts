@@ -1,5 +1,6 @@
 // Wire shapes of presets and their versions (SDK-compatible), and the path/query parameters of the presets API.
 import { z } from "@hono/zod-openapi";
+import { PageQuerySchema } from "./common";
 
 export const PresetVersionSchema = z
   .object({
@@ -59,7 +60,4 @@ export const PresetVersionParamSchema = z.object({
 });
 
 /** Pagination of the presets API: the SDK sends offset=0 and limit=50 unless told otherwise. */
-export const PresetPageQuerySchema = z.object({
-  offset: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-});
+export const PresetPageQuerySchema = PageQuerySchema;

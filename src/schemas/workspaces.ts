@@ -1,5 +1,6 @@
 // Wire shape of a workspace (as @openrouter/sdk's Workspace reads it) and the parameters of the workspaces API.
 import { z } from "@hono/zod-openapi";
+import { IdParamSchema, PageQuerySchema } from "./common";
 
 export const WorkspaceSchema = z
   .object({
@@ -28,15 +29,5 @@ export const WorkspaceSchema = z
   .openapi("Workspace");
 export type Workspace = z.infer<typeof WorkspaceSchema>;
 
-export const WorkspaceIdParamSchema = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(100)
-    .openapi({ param: { name: "id", in: "path" }, description: "The workspace's id or slug" }),
-});
-
-export const WorkspacePageQuerySchema = z.object({
-  offset: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-});
+export const WorkspaceIdParamSchema = IdParamSchema;
+export const WorkspacePageQuerySchema = PageQuerySchema;
