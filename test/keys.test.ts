@@ -329,6 +329,46 @@ describe("keys API", () => {
   });
 });
 
+describe("a key the operator revoked (npm run admin -- keys revoke)", () => {
+  it("stays revoked: enabling it through the keys API is a 409 and changes nothing", async () => {
+    const acct = await createAccount();
+    const other = await createKey(acct, { isManagement: true, name: "to revoke" });
+    // What the CLI writes: the key disabled and the revocation in admin_audit.
+    const db = getDb(env.DB);
+    await db.update(tables.apiKeys).set({ disabled: true }).where(eq(tables.apiKeys.hash, other.hash));
+    await db.insert(tables.adminAudit).values({
+      id: crypto.randomUUID(),
+      action: "management_key.revoke",
+      accountId: acct.accountId,
+      actor: "operator",
+      reason: "left the team",
+      detail: { hash: other.hash },
+    });
+    const enable = await call(`/keys/${other.hash}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { disabled: false },
+    });
+    expect(enable.status).toBe(409);
+    expect((await errorOf(enable)).message).toMatch(/revoked by the operator/);
+    expect((await call("/key", { key: other.key })).status).toBe(401);
+    // Other edits of it, and other keys, are not affected.
+    const rename = await call(`/keys/${other.hash}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { name: "revoked" },
+    });
+    expect(rename.status).toBe(200);
+    const plain = await createKey(acct, { disabled: true });
+    const back = await call(`/keys/${plain.hash}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { disabled: false },
+    });
+    expect(back.status).toBe(200);
+  });
+});
+
 describe("the account's last management key", () => {
   it("cannot be disabled or deleted (409, unchanged); with another one enabled it can", async () => {
     const acct = await createAccount();

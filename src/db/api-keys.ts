@@ -114,3 +114,23 @@ export function listAccountKeys(
     .offset(opts.offset)
     .all();
 }
+
+/**
+ * Whether an operator revoked this key with the admin CLI (`keys revoke`, kept in admin_audit): such a
+ * key stays revoked, whatever a management key of the account asks.
+ */
+export async function revokedByOperator(db: Db, accountId: string, hash: string): Promise<boolean> {
+  const { adminAudit } = tables;
+  const row = await db
+    .select({ id: adminAudit.id })
+    .from(adminAudit)
+    .where(
+      and(
+        eq(adminAudit.accountId, accountId),
+        eq(adminAudit.action, "management_key.revoke"),
+        sql`json_extract(${adminAudit.detail}, '$.hash') = ${hash}`,
+      ),
+    )
+    .get();
+  return row !== undefined;
+}

@@ -5,7 +5,13 @@ import { and, eq } from "drizzle-orm";
 import { DATA_REGIONS } from "../../regions";
 import { authorityChanged } from "../billing/authority";
 import { readKeyUsage } from "../billing/usage";
-import { apiKeyToWire, findAccountKey, leavesAManagementKey, listAccountKeys } from "../db/api-keys";
+import {
+  apiKeyToWire,
+  findAccountKey,
+  leavesAManagementKey,
+  listAccountKeys,
+  revokedByOperator,
+} from "../db/api-keys";
 import { type Db, getDb, tables } from "../db/client";
 import { findAccountWorkspace } from "../db/guardrails";
 import { newApiKey } from "../lib/api-keys";
@@ -179,6 +185,11 @@ export const keysRoutes = createRouter()
     const body = c.req.valid("json");
     const { account } = c.get("auth");
     const db = getDb(c.env.DB);
+    if (body.disabled === false && (await revokedByOperator(db, account.id, hash))) {
+      throw conflict(
+        "This key was revoked by the operator (npm run admin -- keys revoke) and cannot be enabled again; create a new key",
+      );
+    }
     const row = await db
       .update(apiKeys)
       .set({
