@@ -138,6 +138,16 @@ try {
   await page.goto(`${ORIGIN}/console#keys`);
   await page.waitForSelector("main[aria-busy=false]");
   await page.screenshot({ path: join(ROOT, "docs", "console-keys.png"), fullPage: true });
+  // Disabled, the key stays on the page, marked, with the button that enables it again.
+  await page.locator("tr", { hasText: name }).locator("button", { hasText: "Disable" }).click();
+  const disabledRow = page.locator("tr", { hasText: name });
+  await disabledRow.locator("button", { hasText: "Enable" }).waitFor();
+  check(
+    (await disabledRow.locator(".pill", { hasText: "disabled" }).count()) === 1,
+    "a disabled key stays listed",
+  );
+  await disabledRow.locator("button", { hasText: "Enable" }).click();
+  await page.locator("tr", { hasText: name }).locator("button", { hasText: "Disable" }).waitFor();
 
   // Guardrails: create one, edit it, and see the API's validation refuse a bad edit.
   await page.goto(`${ORIGIN}/console#guardrails`);

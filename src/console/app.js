@@ -109,7 +109,7 @@ const PAGES = {
 };
 
 async function keysPage(main) {
-  const { data: keys } = await api("/keys");
+  const { data: keys } = await api("/keys?include_disabled=true");
   const created = h("div");
   const form = h(
     "form",
@@ -309,7 +309,10 @@ function series(rows, nameOf) {
 
 async function spendPage(main) {
   const days = lastDays();
-  const [{ data: rows }, { data: keys }] = await Promise.all([api("/activity"), api("/keys")]);
+  const [{ data: rows }, { data: keys }] = await Promise.all([
+    api("/activity"),
+    api("/keys?include_disabled=true"),
+  ]);
   // Per key: the activity of each key that spent anything (the list carries its 30-day usage).
   const perKey = await Promise.all(
     keys.map(async (k) => [k, (await api(`/activity?api_key_hash=${encodeURIComponent(k.hash)}`)).data]),
@@ -513,7 +516,7 @@ async function byokPage(main) {
 
 async function generationsPage(main) {
   const params = new URLSearchParams(location.hash.split("?")[1] ?? "");
-  const [{ data: keys }] = await Promise.all([api("/keys")]);
+  const [{ data: keys }] = await Promise.all([api("/keys?include_disabled=true")]);
   const query = new URLSearchParams({ limit: "50" });
   for (const name of ["model", "status", "key_hash", "offset"])
     if (params.get(name)) query.set(name, params.get(name));
