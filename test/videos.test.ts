@@ -139,13 +139,20 @@ describe("video job lifecycle", () => {
       model: "sandbox/video-failover",
       resolution: undefined,
     });
-    await driveUntil(acct.apiKey, job.id, "completed");
+    const done = await driveUntil(acct.apiKey, job.id, "completed");
     const row = await getDb(env.DB)
       .select()
       .from(tables.videoJobs)
       .where(eq(tables.videoJobs.id, job.id))
       .get();
     expect(row?.endpointId).toBe("sandbox/video-failover@sandbox");
+    // Its generation lists both providers tried, the refusal first, as an inference request's does.
+    const generation = await call(`/generation?id=${done.generation_id}`, { key: acct.apiKey });
+    const { data } = (await generation.json()) as {
+      data: { provider_responses: Array<{ provider_name?: string; status?: number | null }> };
+    };
+    expect(data.provider_responses).toHaveLength(2);
+    expect(data.provider_responses[0]!.status).not.toBe(200);
   });
 
   it("reports a provider failure with its reason and releases the reservation", async () => {

@@ -151,6 +151,8 @@ export class VideoJob extends DurableObject<Bindings> {
         ),
     });
     if (await this.endedMeanwhile(s)) return;
+    // The record lists every provider tried, as an inference request's does.
+    s.attempts = outcome.log as unknown as Array<Record<string, unknown>>;
     if (!outcome.ok) {
       await this.finish(s, "failed", { error: `Submission failed: ${outcome.error.message}` });
       return;

@@ -58,6 +58,8 @@ export interface VideoJobState {
   reservation: Reservation | null;
   generationId: string;
   costMicros: number | null;
+  /** The submission's attempt log (providers tried, in order), for the generation record. */
+  attempts?: Array<Record<string, unknown>>;
   isByok: boolean;
   error: string | null;
   callbackUrl: string | null;

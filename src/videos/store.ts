@@ -146,6 +146,7 @@ export async function recordJobGeneration(d1: D1Database, s: VideoJobState): Pro
       sessionId: s.sessionId ?? null,
       streamed: false,
       upstreamId: s.current?.upstreamJobId ?? null,
+      attempts: s.attempts ?? null,
       httpReferer: s.httpReferer ?? null,
       userAgent: s.userAgent ?? null,
       requestId: s.requestId ?? null,
