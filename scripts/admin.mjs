@@ -691,12 +691,21 @@ export async function main(argv) {
   const spec = COMMANDS[found.name];
   let values;
   try {
-    ({ values } = parseArgs({
+    let tokens;
+    ({ values, tokens } = parseArgs({
       args: found.args,
       options: { ...spec.options, ...GLOBAL_OPTIONS },
       strict: true,
       allowPositionals: false,
+      tokens: true,
     }));
+    // An option given twice (two --account on a credits add) is a mistake to stop at, not to guess.
+    const seen = new Set();
+    for (const t of tokens) {
+      if (t.kind !== "option") continue;
+      if (seen.has(t.name)) throw new Error(`Option '--${t.name}' is given more than once`);
+      seen.add(t.name);
+    }
   } catch (err) {
     // `--usd -5` reads as a missing value followed by an option: say what it is.
     const dashed = /Option '(--\w+)' argument is ambiguous/.exec(err.message);

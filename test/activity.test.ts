@@ -4,6 +4,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { activityWindowStart } from "../src/db/activity";
 import { getDb, tables } from "../src/db/client";
+import { ActivityQuerySchema } from "../src/schemas/activity";
 import { createAccount, createKey, defaultGuardrail, type TestAccount } from "./helpers/accounts";
 import { call, errorOf } from "./helpers/http";
 import { post } from "./helpers/media";
@@ -147,6 +148,12 @@ describe("GET /activity", () => {
       expect(res.status, q).toBe(400);
       await errorOf(res);
     }
+  });
+
+  it("reads only days that exist: February 30th is not March 2nd", () => {
+    expect(ActivityQuerySchema.safeParse({ date: "2026-02-30" }).success).toBe(false);
+    expect(ActivityQuerySchema.safeParse({ date: "2026-11-31" }).success).toBe(false);
+    expect(ActivityQuerySchema.safeParse({ date: "2028-02-29" }).success).toBe(true);
   });
 
   it("starts its window 29 days before today", () => {

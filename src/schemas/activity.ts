@@ -11,7 +11,11 @@ export const ActivityQuerySchema = z.object({
     z
       .string()
       .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a UTC day, YYYY-MM-DD")
-      .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), "must be a real day")
+      // A day that exists: Date reads 2026-02-30 as 2 March, so the day must read back as written.
+      .refine((d) => {
+        const t = Date.parse(`${d}T00:00:00Z`);
+        return !Number.isNaN(t) && new Date(t).toISOString().startsWith(d);
+      }, "must be a real day")
       .optional(),
   ),
   api_key_hash: query(

@@ -71,6 +71,11 @@ describe("help and argument checks (no database)", () => {
   it("unknown commands and options exit 2 with the usage", async () => {
     await refused(/Unknown command 'accounts frobnicate'/, "accounts", "frobnicate");
     await refused(/Unknown option '--bogus'/, "accounts", "list", "--bogus");
+    // Twice the same option (which account gets the credits?) is refused, not guessed.
+    await refused(
+      /'--account' is given more than once/,
+      ...["credits", "add", "--account", "acct_a", "--account", "acct_b", "--usd", "1", "--reason", "x"],
+    );
     const bare = await admin();
     assert.equal(bare.code, 2);
   });
