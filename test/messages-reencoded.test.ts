@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import interleaved from "./fixtures/anthropic/interleaved.sse?raw";
 import { createAccount } from "./helpers/accounts";
 import { ANTHROPIC_MESSAGES as ANTHROPIC, gatewayHarness, sse } from "./helpers/anthropic-gateway";
-import { interleavedToolCalls } from "./helpers/tool-call-streams";
+import { interleavedToolCalls, sameIndexToolCalls } from "./helpers/tool-call-streams";
 
 const { upstream, post, anthropic } = gatewayHarness();
 const GEMINI = "POST generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent";
@@ -125,10 +125,12 @@ describe("parallel tool calls re-encoded from a chat completions upstream", () =
     { name: "get_time", input_schema: { type: "object" as const, properties: { tz: { type: "string" } } } },
   ];
 
-  it("heads first, then interleaved arguments: one tool_use block per call with its whole input, streamed and not", async () => {
+  it.each([
+    ["heads first, then interleaved arguments", interleavedToolCalls],
+    ["two calls under one index (Ollama)", sameIndexToolCalls],
+  ])("%s: one tool_use block per call with its whole input, streamed and not", async (_name, calls) => {
     const acct = await createAccount({ creditsUsd: 5 });
-    const interleavedCalls = interleavedToolCalls(chunk);
-    upstream({ [OPENAI]: sse(interleavedCalls) });
+    upstream({ [OPENAI]: sse(calls(chunk)) });
     const { client } = anthropic(acct.apiKey);
     const request = {
       model: "openai/gpt-4.1-mini",

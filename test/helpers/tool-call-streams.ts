@@ -38,3 +38,16 @@ export function repeatedHeadToolCall(chunk: ChunkWriter): string {
     "data: [DONE]\n\n",
   ].join("");
 }
+
+/** Two calls under one index, one after the other (Ollama gives every call index 0). */
+export function sameIndexToolCalls(chunk: ChunkWriter): string {
+  const call = (fields: Record<string, unknown>) => chunk({ tool_calls: [{ index: 0, ...fields }] });
+  return [
+    call({ id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } }),
+    call({ function: { arguments: '{"city":"Paris"}' } }),
+    call({ id: "call_b", type: "function", function: { name: "get_time", arguments: "" } }),
+    call({ function: { arguments: '{"tz":"UTC"}' } }),
+    chunk({}, "tool_calls"),
+    "data: [DONE]\n\n",
+  ].join("");
+}

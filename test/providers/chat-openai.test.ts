@@ -344,6 +344,32 @@ describe("openai-compatible chat: the stream", () => {
     ]);
   });
 
+  it.each([
+    ["every call at index 0 (Ollama)", (call: Record<string, unknown>) => ({ index: 0, ...call })],
+    ["no index at all (Gemini's compatible endpoint, SGLang)", (call: Record<string, unknown>) => call],
+  ])("keeps two calls apart when the host gives them %s: a new id is a new call", async (_name, shape) => {
+    const chunk = (call: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [shape(call)] }, finish_reason: null }] })}\n\n`;
+    const text = [
+      chunk({ id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } }),
+      chunk({ function: { arguments: '{"city":"Paris"}' } }),
+      chunk({ id: "call_b", type: "function", function: { name: "get_time", arguments: "" } }),
+      chunk({ function: { arguments: '{"tz":"UTC"}' } }),
+      "data: [DONE]\n\n",
+    ].join("");
+    const chunks = await collect(
+      await openAiCompatibleAdapter.chat!(
+        hello,
+        ctx(() => sse(text)),
+      ),
+    );
+    expect(fold(chunks).tools).toEqual([
+      { id: "call_a", name: "get_weather", arguments: '{"city":"Paris"}' },
+      { id: "call_b", name: "get_time", arguments: '{"tz":"UTC"}' },
+    ]);
+    expect(chunks.map((c) => c.choices[0]!.delta.tool_calls![0]!.index)).toEqual([0, 0, 1, 1]);
+  });
+
   it("reads DeepSeek-style reasoning_content as reasoning, with reasoning tokens in the usage", async () => {
     const folded = fold(
       await collect(

@@ -227,20 +227,36 @@ export function openAiChunk(payload: unknown, provider: string): ChatChunk | und
   return chunk;
 }
 
+/** What a tool call was given so far, and the index it goes out under. */
+interface CallHead {
+  index: number;
+  id?: string;
+  name?: string;
+}
+
 /**
- * Some hosts (Fireworks, MiniMax on NIM, some GPT-5 deployments) repeat a tool call's id and name on every
- * chunk: the repeats are dropped so the chunks are deltas again (a client that joins names would otherwise
- * read "get_weatherget_weather"). `heads` holds what each call (by choice and index) was already given.
+ * Tool call deltas as the gateway's chunks carry them: one index per call, and deltas only.
+ * - Some hosts (Fireworks, MiniMax on NIM, some GPT-5 deployments) repeat a call's id and name on every
+ *   chunk: the repeats are dropped (a client that joins names would otherwise read
+ *   "get_weatherget_weather").
+ * - Some give every call the same index (Ollama) or none (Gemini's compatible endpoint, SGLang, read as
+ *   the position in the chunk, so 0): a new id where a call with another id was is a new call, under
+ *   an index of its own (two calls were merged into one, their names and arguments run together).
+ * `calls` holds, per choice, the call each upstream index names now; `next` the next index per choice.
  */
-function dropRepeatedHeads(chunk: ChatChunk, heads: Map<string, { id?: string; name?: string }>): void {
+function normaliseToolCalls(chunk: ChatChunk, calls: Map<string, CallHead>, next: Map<number, number>): void {
   for (const choice of chunk.choices) {
     for (const call of choice.delta.tool_calls ?? []) {
       const key = `${choice.index}:${call.index}`;
-      const head = heads.get(key);
-      if (!head) {
-        heads.set(key, { id: call.id, name: call.function?.name });
+      const head = calls.get(key);
+      if (!head || (call.id !== undefined && head.id !== undefined && call.id !== head.id)) {
+        const index = next.get(choice.index) ?? 0;
+        next.set(choice.index, index + 1);
+        calls.set(key, { index, id: call.id, name: call.function?.name });
+        call.index = index;
         continue;
       }
+      call.index = head.index;
       if (call.id !== undefined && call.id === head.id) delete call.id;
       else if (call.id) head.id = call.id;
       const name = call.function?.name;
@@ -252,7 +268,8 @@ function dropRepeatedHeads(chunk: ChatChunk, heads: Map<string, { id?: string; n
 
 function chunks(res: Response, call: CallContext): AsyncIterator<ChatChunk> {
   const provider = call.endpoint.provider;
-  const heads = new Map<string, { id?: string; name?: string }>();
+  const calls = new Map<string, CallHead>();
+  const next = new Map<number, number>();
   return mapSse(
     res.body!,
     (event) => {
@@ -268,7 +285,7 @@ function chunks(res: Response, call: CallContext): AsyncIterator<ChatChunk> {
         });
       }
       const chunk = openAiChunk(payload, provider);
-      if (chunk) dropRepeatedHeads(chunk, heads);
+      if (chunk) normaliseToolCalls(chunk, calls, next);
       return chunk;
     },
     (err) => midStreamFailure(err, call),
