@@ -12,7 +12,7 @@ import type {
   ChatUsage,
   UpstreamWire,
 } from "../providers/types";
-import { CHAT_IDLE_MS, CHAT_TOTAL_MS } from "./deadlines";
+import { CHAT_IDLE_MS, CHAT_TOTAL_MS, DEFAULT_DEADLINES } from "./deadlines";
 import type { CommittedStream } from "./early-stream";
 import type { Answer, Final } from "./pipeline";
 import { healedJson } from "./plugins";
@@ -354,9 +354,26 @@ class Ticker {
   }
 }
 
-/** Whether the upstream has been silent or slow past the chat deadlines. */
-const pastDeadline = (now: number, lastEventAt: number, startedAt: number) =>
-  now - lastEventAt >= CHAT_IDLE_MS || now - startedAt >= CHAT_TOTAL_MS;
+/**
+ * Whether a chunk carries some of the answer (text, reasoning, a tool call), not only a role or usage:
+ * until one does, the model may still be thinking in silence, and is given the first token's time.
+ */
+const carriesAnswer = (chunk: ChatChunk) =>
+  chunk.choices.some(
+    (c) =>
+      !!c.delta.content ||
+      !!c.delta.reasoning ||
+      (c.delta.tool_calls?.length ?? 0) > 0 ||
+      (c.delta.reasoning_details?.length ?? 0) > 0,
+  );
+
+/**
+ * Whether the upstream has been silent or slow past the chat deadlines. Before any of the answer came (a
+ * host may open with an empty role chunk, then think), silence may last as long as the first token may.
+ */
+const pastDeadline = (now: number, lastEventAt: number, startedAt: number, answering: boolean) =>
+  now - lastEventAt >= (answering ? CHAT_IDLE_MS : DEFAULT_DEADLINES.chat.firstByteMs) ||
+  now - startedAt >= CHAT_TOTAL_MS;
 
 /** Chat completions chunks (`chat.completion.chunk`), a final usage chunk and `data: [DONE]`. */
 export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
@@ -435,7 +452,9 @@ export function sseAnswer(
   const startedAt = Date.now();
 
   /** Folds the chunk and writes its frames (a chunk a format has no frame for is folded all the same). */
+  let answering = false;
   const emitChunk = (sink: FrameSink, chunk: ChatChunk) => {
+    if (!answering) answering = carriesAnswer(chunk);
     folded.add(chunk);
     send(sink, format.chunk(chunk, folded));
   };
@@ -512,7 +531,7 @@ export function sseAnswer(
   watch = setInterval(() => {
     if (over || left) return;
     const now = Date.now();
-    if (pastDeadline(now, lastEventAt, startedAt)) {
+    if (pastDeadline(now, lastEventAt, startedAt, answering)) {
       fail(sink, new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" }));
     } else if (now - lastEventAt >= KEEPALIVE_MS) send(sink, format.keepalive);
   }, KEEPALIVE_MS);
@@ -552,6 +571,7 @@ export async function collectAnswer(opened: OpenedChat, left?: AbortSignal): Pro
   let leaving: unknown;
   const startedAt = Date.now();
   let lastEventAt = startedAt;
+  let answering = carriesAnswer(opened.first.value);
   const ticker = new Ticker();
   const onLeave = () => opened.abort.abort(left?.reason);
   left?.addEventListener("abort", onLeave, { once: true });
@@ -562,13 +582,14 @@ export async function collectAnswer(opened: OpenedChat, left?: AbortSignal): Pro
       pending ??= opened.iterator.next();
       const next = await Promise.race([pending, ticker.next()]);
       if (next === "tick") {
-        if (!pastDeadline(Date.now(), lastEventAt, startedAt)) continue;
+        if (!pastDeadline(Date.now(), lastEventAt, startedAt, answering)) continue;
         pending.catch(() => {});
         throw new UpstreamError({ kind: "timeout", message: "The provider stopped sending the answer" });
       }
       pending = null;
       lastEventAt = Date.now();
       if (next.done) break;
+      if (!answering) answering = carriesAnswer(next.value);
       rest.push(next.value);
     }
   } catch (err) {

@@ -14,7 +14,7 @@ import {
   sseAnswer,
   usageWire,
 } from "../../src/inference/chat-stream";
-import { CHAT_IDLE_MS, CHAT_TOTAL_MS } from "../../src/inference/deadlines";
+import { CHAT_IDLE_MS, CHAT_TOTAL_MS, DEFAULT_DEADLINES } from "../../src/inference/deadlines";
 import { messagesStream } from "../../src/inference/formats/messages";
 import { responsesStream } from "../../src/inference/formats/responses";
 import { UpstreamError } from "../../src/providers/errors";
@@ -35,8 +35,13 @@ const chunk = (content: string): ChatChunk => ({
   choices: [{ index: 0, delta: { content }, finish_reason: null }],
 });
 
+/** A host's opening chunk that carries none of the answer yet: only the role, with empty content. */
+const roleOnly: ChatChunk = {
+  choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
+};
+
 /** An upstream whose events arrive when the test says: `push` one, `end` it. */
-function upstream() {
+function upstream(first: ChatChunk = chunk("first")) {
   const waiting: Array<(r: IteratorResult<ChatChunk>) => void> = [];
   const queued: Array<IteratorResult<ChatChunk>> = [];
   const iterator: AsyncIterator<ChatChunk> = {
@@ -55,7 +60,7 @@ function upstream() {
   };
   const opened: OpenedChat = {
     iterator,
-    first: { done: false, value: chunk("first") },
+    first: { done: false, value: first },
     abort: new AbortController(),
   };
   return {
@@ -134,6 +139,21 @@ describe("SSE answer clocks", () => {
     expect(final.costMicros).toBeGreaterThan(0);
   });
 
+  it("gives a host that opened with an empty role chunk the first token's time to think, not the idle deadline", async () => {
+    const up = upstream(roleOnly);
+    const answer = sseAnswer(up.opened, meta);
+    const out = reader(answer.response);
+    await vi.advanceTimersByTimeAsync(CHAT_IDLE_MS + 2 * KEEPALIVE_MS);
+    expect(out.closed()).toBe(false);
+    expect(up.opened.abort.signal.aborted).toBe(false);
+    up.push("thought it over");
+    up.end();
+    await vi.advanceTimersByTimeAsync(10);
+    await out.pump;
+    expect(out.text()).toContain('"content":"thought it over"');
+    expect((await answer.done).status).toBe("completed");
+  });
+
   it("reads the upstream only a few events ahead of a client that does not read", async () => {
     const up = upstream();
     let reads = 0;
@@ -190,6 +210,19 @@ describe("JSON answer clocks", () => {
     expect(body.choices[0]!.message.content).toBe("first second");
   });
 
+  it("waits past the idle deadline for a host that opened with an empty role chunk", async () => {
+    const up = upstream(roleOnly);
+    const collecting = collectAnswer(up.opened);
+    await vi.advanceTimersByTimeAsync(CHAT_IDLE_MS + 2 * KEEPALIVE_MS);
+    up.push("late but whole");
+    up.end();
+    await vi.advanceTimersByTimeAsync(10);
+    const answer = await jsonAnswer(await collecting, meta, (body) => Response.json(body));
+    if (!("response" in answer)) throw new Error("expected an answer");
+    const body = (await answer.response.json()) as { choices: Array<{ message: { content: string } }> };
+    expect(body.choices[0]!.message.content).toBe("late but whole");
+  });
+
   it("gives up on an upstream silent for the idle deadline: a timeout (which fails over), the upstream stopped", async () => {
     const up = upstream();
     const collecting = collectAnswer(up.opened).catch((e: unknown) => e);
@@ -234,8 +267,10 @@ describe("the failure event of every client format", () => {
         up.opened.first = { done: false, value: first };
         const answer = sseAnswer(up.opened, meta, format(meta));
         const out = reader(answer.response);
-        // The upstream falls silent: cut at the idle deadline.
-        await vi.advanceTimersByTimeAsync(CHAT_IDLE_MS + KEEPALIVE_MS + 10);
+        // The upstream falls silent: cut at the idle deadline (before any of the answer came, at the
+        // first token's).
+        const silence = produced ? CHAT_IDLE_MS : DEFAULT_DEADLINES.chat.firstByteMs;
+        await vi.advanceTimersByTimeAsync(silence + KEEPALIVE_MS + 10);
         await out.pump;
         const final = await answer.done;
         expect(final.status).toBe("failed");
