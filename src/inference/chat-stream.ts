@@ -262,21 +262,11 @@ export function streamError(err: unknown): StreamError {
       : e?.status === 429 || e?.status === 529 || e?.status === 503
         ? e.status
         : 502;
-  const type =
-    code === 429
-      ? "rate_limit_exceeded"
-      : code === 529
-        ? "provider_overloaded"
-        : code === 503
-          ? "provider_unavailable"
-          : code === 524
-            ? "timeout"
-            : "server";
   return {
     code,
     message: e?.message ?? "The provider's stream failed",
     metadata: {
-      error_type: type,
+      error_type: streamErrorType(code),
       ...(e?.providerCode != null ? { provider_code: String(e.providerCode) } : {}),
     },
   };
@@ -287,24 +277,24 @@ export function streamError(err: unknown): StreamError {
  * status and message its HTTP error would have carried.
  */
 export function committedStreamError(e: ApiError): StreamError {
-  const type =
-    e.status === 429
-      ? "rate_limit_exceeded"
-      : e.status === 529
-        ? "provider_overloaded"
-        : e.status === 503
-          ? "provider_unavailable"
-          : e.status === 524 || e.status === 408
-            ? "timeout"
-            : e.status < 500
-              ? "invalid_request"
-              : "server";
   const code = e.metadata?.provider_code;
   return {
     code: e.status,
     message: e.message,
-    metadata: { error_type: type, ...(code != null ? { provider_code: String(code) } : {}) },
+    metadata: {
+      error_type: streamErrorType(e.status),
+      ...(code != null ? { provider_code: String(code) } : {}),
+    },
   };
+}
+
+/** The error_type an error chunk gives its status. */
+function streamErrorType(status: number): string {
+  if (status === 429) return "rate_limit_exceeded";
+  if (status === 529) return "provider_overloaded";
+  if (status === 503) return "provider_unavailable";
+  if (status === 524 || status === 408) return "timeout";
+  return status < 500 ? "invalid_request" : "server";
 }
 
 /**

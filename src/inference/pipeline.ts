@@ -12,6 +12,7 @@ import type { AuthContext } from "../db/auth-records";
 import type { AppEnv, Bindings } from "../env";
 import { finishGeneration, type GenerationRecord, type WaitUntil } from "../generations/record";
 import { ApiError, badRequest, clientClosed, INFERENCE_ONLY_MESSAGE } from "../lib/errors";
+import { chargedMicros } from "../lib/money";
 import type { RequestTrace } from "../lib/request-log";
 import { getAdapter, supports } from "../providers/registry";
 import type { CallContext, Capability, ProviderAdapter, UpstreamCredential } from "../providers/types";
@@ -423,7 +424,7 @@ export async function runInference<T, R extends Response = Response>(
           ...served,
           status: final.status ?? "completed",
           usage: final.usage,
-          costMicros: Math.max(0, Math.ceil(final.costMicros - 1e-9)),
+          costMicros: chargedMicros(final.costMicros),
           error: final.error ?? null,
           finishReason: final.finishReason ?? null,
           nativeFinishReason: final.nativeFinishReason ?? null,
@@ -505,7 +506,7 @@ function traceAttempts(trace: RequestTrace, model: string, log: AttemptLog[]) {
 }
 
 function traceFinal(trace: RequestTrace, final: Final): Final {
-  trace.costMicros = Math.max(0, Math.ceil(final.costMicros - 1e-9));
+  trace.costMicros = chargedMicros(final.costMicros);
   if (final.status === "cancelled") trace.errorType = "cancelled";
   else if (final.status === "failed") trace.errorType = "stream_failed";
   return final;

@@ -1,4 +1,5 @@
-// SHA-256 hashing and constant-time comparison for secrets we only keep as hashes.
+// SHA-256 hashing and constant-time comparison for secrets we only keep as hashes; FNV-1a where a small
+// stable hash of plain text is enough (never for secrets).
 
 const encoder = new TextEncoder();
 
@@ -30,4 +31,14 @@ export function timingSafeEqual(a: string, b: string): boolean {
 
 export function randomHex(bytes: number): string {
   return hexOf(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+/** FNV-1a: a small, stable 32-bit hash (ids, the sandbox's features; not for secrets). */
+export function fnv1a(text: string, seed = 0x811c9dc5): number {
+  let h = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
 }

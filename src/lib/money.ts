@@ -14,7 +14,7 @@ export function microsToUsdOrNull(micros: number | null | undefined): number | n
   return micros == null ? null : microsToUsd(micros);
 }
 
-/** Whole micro-dollars from a computed price, rounded up as charged (float noise forgiven). */
+/** Whole micro-dollars from a computed price, rounded up as charged (float noise forgiven), never below 0. */
 export function chargedMicros(micros: number): number {
-  return Math.ceil(micros - 1e-9);
+  return Math.max(0, Math.ceil(micros - 1e-9));
 }

@@ -5,7 +5,7 @@ import type { EffectivePolicy } from "../guardrails/policy";
 import { requestIo, runInference, sessionIdOf, underCurrentPolicy } from "../inference/pipeline";
 import { utf8Bytes } from "../inference/prompt-estimate";
 import { badRequest } from "../lib/errors";
-import { microsToUsd } from "../lib/money";
+import { chargedMicros, microsToUsd } from "../lib/money";
 import { apiRoute, createRouter, jsonBody, jsonContent } from "../lib/openapi";
 import type { EmbeddingsContentPart, EmbeddingsInput } from "../providers/types";
 import type { Requirement } from "../routing/filters";
@@ -183,10 +183,7 @@ export const embeddingsRoutes = createRouter().openapi(createEmbeddings, (c) =>
       call: (adapter, _attempt, ctx) =>
         adapter.embeddings!({ input, dimensions: body.dimensions, inputType: body.input_type }, ctx),
       respond: (value, served) => {
-        const costMicros = Math.max(
-          0,
-          Math.ceil(priceOf(served.attempt.endpoint, value.promptTokens) - 1e-9),
-        );
+        const costMicros = chargedMicros(priceOf(served.attempt.endpoint, value.promptTokens));
         const usage = { prompt_tokens: value.promptTokens, total_tokens: value.promptTokens };
         const response = c.json(
           {

@@ -3,7 +3,7 @@
 // operator (`npm run admin`); the gateway has none of OpenRouter's per-workspace logging or defaults,
 // so those fields say so (null, false, 0).
 import { z } from "@hono/zod-openapi";
-import { and, count, desc, eq, inArray, isNull, or } from "drizzle-orm";
+import { and, count, desc, eq, isNull, or } from "drizzle-orm";
 import { type Db, getDb, tables } from "../db/client";
 import { notFound } from "../lib/errors";
 import { apiRoute, createRouter, jsonContent } from "../lib/openapi";
@@ -47,16 +47,27 @@ const get = apiRoute({
   responses: { 200: jsonContent(z.object({ data: WorkspaceSchema }), "The workspace") },
 });
 
-type Row = typeof workspaces.$inferSelect;
+/** A workspace with its default guardrail's row id, null while that guardrail is not configured. */
+const withDefault = (db: Db) =>
+  db
+    .select({ workspace: workspaces, configured: guardrails.id })
+    .from(workspaces)
+    .leftJoin(guardrails, eq(guardrails.id, workspaces.defaultGuardrailId));
 
-function toWire(row: Row, configured: Set<string>): Workspace {
+function toWire({
+  workspace: row,
+  configured,
+}: {
+  workspace: typeof workspaces.$inferSelect;
+  configured: string | null;
+}): Workspace {
   return {
     id: row.id,
     name: row.name,
     slug: row.slug,
     description: null,
     default_guardrail_id: row.defaultGuardrailId,
-    default_guardrail_configured: configured.has(row.defaultGuardrailId),
+    default_guardrail_configured: configured !== null,
     default_text_model: null,
     default_image_model: null,
     default_provider_sort: null,
@@ -71,45 +82,24 @@ function toWire(row: Row, configured: Set<string>): Workspace {
   };
 }
 
-/** Which of the workspaces' default guardrails have been configured (have a row). */
-async function configuredDefaults(db: Db, rows: Row[]): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  const found = await db
-    .select({ id: guardrails.id })
-    .from(guardrails)
-    .where(
-      inArray(
-        guardrails.id,
-        rows.map((r) => r.defaultGuardrailId),
-      ),
-    );
-  return new Set(found.map((g) => g.id));
-}
-
 export const workspacesRoutes = createRouter()
   .openapi(list, async (c) => {
     const { offset, limit } = c.req.valid("query");
     const db = getDb(c.env.DB);
     const mine = and(eq(workspaces.accountId, c.get("auth").account.id), isNull(workspaces.deletedAt));
     const [rows, [total]] = await Promise.all([
-      db
-        .select()
-        .from(workspaces)
+      withDefault(db)
         .where(mine)
         .orderBy(desc(workspaces.createdAt), desc(workspaces.id))
         .limit(limit)
         .offset(offset),
       db.select({ n: count() }).from(workspaces).where(mine),
     ]);
-    const configured = await configuredDefaults(db, rows);
-    return c.json({ data: rows.map((r) => toWire(r, configured)), total_count: total?.n ?? 0 }, 200);
+    return c.json({ data: rows.map(toWire), total_count: total?.n ?? 0 }, 200);
   })
   .openapi(get, async (c) => {
     const { id } = c.req.valid("param");
-    const db = getDb(c.env.DB);
-    const row = await db
-      .select()
-      .from(workspaces)
+    const row = await withDefault(getDb(c.env.DB))
       .where(
         and(
           eq(workspaces.accountId, c.get("auth").account.id),
@@ -119,5 +109,5 @@ export const workspacesRoutes = createRouter()
       )
       .get();
     if (!row) throw notFound("Workspace not found");
-    return c.json({ data: toWire(row, await configuredDefaults(db, [row])) }, 200);
+    return c.json({ data: toWire(row) }, 200);
   });

@@ -14,6 +14,7 @@ import type {
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
+import { fnv1a } from "../../lib/hash";
 import { UpstreamError } from "../errors";
 import { optionsOf } from "../options";
 import type { ChatMessage, ChatRequest } from "../types";
@@ -169,16 +170,6 @@ function thinkingBlocks(details: unknown): Array<ThinkingBlockParam | RedactedTh
     }
   }
   return blocks.filter((b) => b.type === "redacted_thinking" || b.signature !== "");
-}
-
-/** FNV-1a: a small, stable 32-bit hash. */
-function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
 }
 
 /**

@@ -48,10 +48,14 @@ function withRefusalText(content: unknown, refusal: string): unknown {
 }
 
 function wireMessage(message: ChatMessage, chatOptions: OpenAiChatOptions): ChatMessage {
+  // Most messages go as they are: copied only when something in them must change.
+  const developer = message.role === "developer" && !chatOptions.developerRole;
+  const refusal = "refusal" in message && !chatOptions.refusalField;
+  if (!developer && !refusal && !GATEWAY_MESSAGE_FIELDS.some((k) => k in message)) return message;
   const copy = { ...message };
   for (const k of GATEWAY_MESSAGE_FIELDS) delete copy[k];
-  if (copy.role === "developer" && !chatOptions.developerRole) copy.role = "system";
-  if ("refusal" in copy && !chatOptions.refusalField) {
+  if (developer) copy.role = "system";
+  if (refusal) {
     delete copy.refusal;
     if (typeof message.refusal === "string" && message.refusal)
       copy.content = withRefusalText(copy.content, message.refusal);

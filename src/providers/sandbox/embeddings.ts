@@ -1,17 +1,8 @@
 // Sandbox embeddings: stable, offline vectors from the input (hashed word features), any requested size.
+import { fnv1a } from "../../lib/hash";
 import { UpstreamError } from "../errors";
 import type { CallContext, EmbeddingsContentPart, EmbeddingsRequest, EmbeddingsResult } from "../types";
 import { sandboxFailureMode } from "./failures";
-
-/** FNV-1a: a small, stable 32-bit hash. */
-function fnv1a(text: string, seed = 0x811c9dc5): number {
-  let h = seed >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
 
 /** mulberry32: deterministic pseudo-random numbers in [0, 1) from a 32-bit seed. */
 function random(seed: number): () => number {
