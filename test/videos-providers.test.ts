@@ -108,6 +108,44 @@ describe("OpenAI-compatible video jobs", () => {
     expect(seen).toHaveLength(0);
   });
 
+  it.each([
+    ["to other API keys", { allowedApiKeyHashes: ["0".repeat(64)] }],
+    ["to other models", { allowedModels: ["openai/gpt-4o"] }],
+    ["to other users", { allowedUserIds: ["user_someone_else"] }],
+  ])(
+    "does not use a credential restricted %s after the job was accepted: no upstream call, nothing charged",
+    async (_, restriction) => {
+      const acct = await createAccount({ creditsUsd: 5 });
+      const credential = await addByok(acct, "openai", "sk-byok-sora", { isByokOnly: true });
+      const seen = upstream({ "POST https://api.openai.com/v1/videos": [() => json(soraCreate)] });
+      const job = await submitOk(acct.apiKey, { model: "openai/sora-2", prompt: "x", duration: 4 });
+      await getDb(env.DB)
+        .update(tables.byokCredentials)
+        .set(restriction)
+        .where(eq(tables.byokCredentials.id, credential));
+      const failed = await driveUntil(acct.apiKey, job.id, "failed");
+      expect(failed.usage).toBeUndefined();
+      expect(seen).toHaveLength(0);
+    },
+  );
+
+  it("still uses a credential whose restrictions admit the job's key, user and model", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const credential = await addByok(acct, "openai", "sk-byok-sora", { isByokOnly: true });
+    const seen = upstream({
+      "POST https://api.openai.com/v1/videos": [() => json(soraCreate)],
+      [`GET ${JOB}`]: [() => json(soraCompleted)],
+    });
+    const job = await submitOk(acct.apiKey, { model: "openai/sora-2", prompt: "x", duration: 4 });
+    await getDb(env.DB)
+      .update(tables.byokCredentials)
+      .set({ allowedApiKeyHashes: [acct.apiKeyHash], allowedModels: ["openai/sora-2"] })
+      .where(eq(tables.byokCredentials.id, credential));
+    const done = await driveUntil(acct.apiKey, job.id, "completed");
+    expect(done.usage).toEqual({ cost: 0.4, is_byok: true });
+    expect(seen[0]).toMatchObject({ headers: { authorization: "Bearer sk-byok-sora" } });
+  });
+
   it("reports the provider's failure message", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     await addByok(acct, "openai", "sk-byok-sora");

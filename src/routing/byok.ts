@@ -18,7 +18,8 @@ export interface Caller {
   userId: string | null;
 }
 
-function usableBy(c: ByokRecord, model: CatalogModelEntry, caller: Caller): boolean {
+/** Whether the credential's allowed_models / allowed_api_key_hashes / allowed_user_ids admit the request. */
+export function usableBy(c: ByokRecord, model: CatalogModelEntry, caller: Caller): boolean {
   if (c.allowedModels && !modelNames(model).some((n) => c.allowedModels!.includes(n))) return false;
   if (c.allowedApiKeyHashes && !c.allowedApiKeyHashes.includes(caller.keyHash)) return false;
   if (c.allowedUserIds && (!caller.userId || !c.allowedUserIds.includes(caller.userId))) return false;

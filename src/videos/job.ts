@@ -10,6 +10,7 @@ import { errorText, log } from "../lib/log";
 import { redactSecrets } from "../lib/redact";
 import { toUpstreamError, withoutSecrets } from "../providers/errors";
 import type { VideoPollResult } from "../providers/types";
+import { usableBy } from "../routing/byok";
 import { TERMINAL_STATUSES, type VideoStatus } from "../schemas/videos";
 import { attemptDelivery, mayRetry, retryDelayMs } from "../webhooks/delivery";
 import { newWebhookId } from "../webhooks/signing";
@@ -134,11 +135,21 @@ export class VideoJob extends DurableObject<Bindings> {
   /** Submits to the plan's endpoints in order, failing over like any inference request. */
   private async submit(s: VideoJobState): Promise<void> {
     const plan = { model: s.model, attempts: await attemptsFor(this.env, s.region, s.plan), rejections: [] };
-    // A credential disabled since the job was accepted is not used for it (its attempt is refused).
+    // A credential disabled or restricted (allowed_*) since the job was accepted is not used for it:
+    // its attempt is refused with no upstream call, as a new request's would be.
+    const caller = { keyHash: s.keyHash, userId: s.userId };
     const byok = (await currentWorkspaceByok(this.env.DB, s.workspaceId)).filter((c) => !c.disabled);
+    const resolve = credentialResolver(this.env, byok);
     const outcome = await runAttempts(plan, {
       modality: "video",
-      resolveCredential: credentialResolver(this.env, byok),
+      resolveCredential: (attempt) => {
+        const { credential } = attempt;
+        if (credential.source === "byok") {
+          const row = byok.find((r) => r.id === credential.credentialId);
+          if (!row || !usableBy(row, attempt.model, caller)) return Promise.resolve(null);
+        }
+        return resolve(attempt);
+      },
       call: (attempt, call) =>
         videoAdapterOf(attempt.endpoint.adapter).submit(
           {
