@@ -2,8 +2,8 @@
 // -> the response object and its events (stream and JSON agree), and reasoning replayed byte for byte.
 import { describe, expect, it } from "vitest";
 import { type ChatMeta, Folded } from "../../src/inference/chat-stream";
-import { responsesStream } from "../../src/inference/formats/responses";
-import { responseBody } from "../../src/inference/formats/responses-object";
+import { responsesJson, responsesStream } from "../../src/inference/formats/responses";
+import type { responseObject } from "../../src/inference/formats/responses-object";
 import { responsesToChat } from "../../src/inference/formats/responses-request";
 import { anthropicAdapter } from "../../src/providers/anthropic";
 import { anthropicBody } from "../../src/providers/anthropic/request";
@@ -56,11 +56,13 @@ type Event = Record<string, unknown> & { type: string; sequence_number: number }
 /** The stream format's events for the chunks, and the JSON body of the same answer. */
 function both(req: ResponsesRequest, chunks: ChatChunk[]) {
   const format = responsesStream(req, meta);
+  const json = responsesJson(req, meta);
   const folded = new Folded();
   let text = format.open();
   for (const chunk of chunks) {
     folded.add(chunk);
     text += format.chunk(chunk, folded);
+    json.chunk?.(chunk, folded);
   }
   const { usage } = folded.finalUsage(meta.promptEstimate);
   text += format.end(folded, usage);
@@ -68,7 +70,7 @@ function both(req: ResponsesRequest, chunks: ChatChunk[]) {
     .split("\n\n")
     .filter((e) => e.startsWith("data: ") && e !== "data: [DONE]")
     .map((e) => JSON.parse(e.slice(6)) as Event);
-  return { events, body: responseBody(req, folded, usage, meta) };
+  return { events, body: json.body(folded, usage) as ReturnType<typeof responseObject> };
 }
 
 describe("input items -> the chat normal form", () => {
@@ -287,5 +289,33 @@ describe("recorded Anthropic streams -> the response object and events", () => {
     expect(order.indexOf(`response.output_item.done ${calls[0]!.id}`)).toBeLessThan(
       order.indexOf(`response.output_item.added ${calls[1]!.id}`),
     );
+  });
+  it("text, a call, more text, another call: four items in that order, in the JSON answer as in the stream", () => {
+    const req = request({ model: "m", input: "Weather in Paris and Rome?" });
+    const delta = (d: Record<string, unknown>, finish: string | null = null): ChatChunk =>
+      ({ choices: [{ index: 0, delta: d, finish_reason: finish }] }) as unknown as ChatChunk;
+    const call = (index: number, id: string, args: string) =>
+      delta({
+        tool_calls: [{ index, id, type: "function", function: { name: "get_weather", arguments: args } }],
+      });
+    const { events, body } = both(req, [
+      delta({ role: "assistant", content: "Checking Paris." }),
+      call(0, "call_paris", '{"city":"Paris"}'),
+      delta({ content: "Now Rome." }),
+      call(1, "call_rome", '{"city":"Rome"}'),
+      delta({}, "tool_calls"),
+    ]);
+    const shape = (o: Record<string, unknown>) =>
+      o.type === "message"
+        ? `message ${(o.content as Array<{ text: string }>).map((p) => p.text).join("")}`
+        : `${o.type} ${o.call_id}`;
+    expect((body.output as Array<Record<string, unknown>>).map(shape)).toEqual([
+      "message Checking Paris.",
+      "function_call call_paris",
+      "message Now Rome.",
+      "function_call call_rome",
+    ]);
+    const completed = events.at(-1) as Event & { response: typeof body };
+    expect(completed.response.output).toEqual(body.output);
   });
 });

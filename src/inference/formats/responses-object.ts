@@ -2,8 +2,7 @@
 // event stream shares with it (item ids, reasoning items, the echoed request settings, how an answer ended).
 import type { ChatUsage } from "../../providers/types";
 import type { ResponsesRequest } from "../../schemas/responses-request";
-import { type ChatMeta, type Folded, type StreamError, toolCallsOf, usageWire } from "../chat-stream";
-import { asyncToolNames } from "./responses-request";
+import { type ChatMeta, type Folded, type StreamError, usageWire } from "../chat-stream";
 
 export type Json = Record<string, unknown>;
 export type Status = "completed" | "incomplete" | "failed";
@@ -164,59 +163,4 @@ export function addDetail(b: ReasoningBlock, d: Json, joinSummary: boolean): voi
   const last = b.summaries.length - 1;
   if (joinSummary && last >= 0) b.summaries[last] = `${b.summaries[last]}${summary}`;
   else b.summaries.push(summary);
-}
-
-/** The reasoning blocks of a folded answer: one per reasoning_details index, text from the details or the plain reasoning. */
-function reasoningBlocks(folded: Folded): ReasoningBlock[] {
-  const blocks: Array<ReasoningBlock & { index?: unknown }> = [];
-  for (const d of folded.reasoningDetails) {
-    let b = blocks.at(-1);
-    if (!b || d.index === undefined || b.index !== d.index) {
-      b = { text: "", summaries: [], index: d.index };
-      blocks.push(b);
-    }
-    if (d.type === "reasoning.text" && typeof d.text === "string") b.text += d.text;
-    addDetail(b, d, false);
-  }
-  if (folded.reasoning && !blocks.some((b) => b.text)) {
-    if (blocks[0]) blocks[0].text = folded.reasoning;
-    else blocks.push({ text: folded.reasoning, summaries: [] });
-  }
-  return blocks.map(({ index: _index, ...b }) => b);
-}
-
-/** The JSON answer: one `response` object. */
-export function responseBody(req: ResponsesRequest, folded: Folded, usage: ChatUsage, meta: ChatMeta) {
-  const outcome = outcomeOf(folded.finish);
-  const itemStatus = outcome.status === "completed" ? "completed" : "incomplete";
-  const asyncNames = asyncToolNames(req);
-  const output: Json[] = [];
-  for (const b of reasoningBlocks(folded)) {
-    output.push(reasoningItem(itemId(meta, "rs", output.length), b, itemStatus));
-  }
-  if (folded.content || folded.refusal) {
-    const content: Json[] = [];
-    if (folded.content)
-      content.push({ type: "output_text", text: folded.content, annotations: [], logprobs: [] });
-    if (folded.refusal) content.push({ type: "refusal", refusal: folded.refusal });
-    output.push({
-      id: itemId(meta, "msg", output.length),
-      type: "message",
-      role: "assistant",
-      status: itemStatus,
-      content,
-    });
-  }
-  for (const call of toolCallsOf(folded)) {
-    output.push({
-      id: itemId(meta, "fc", output.length),
-      type: "function_call",
-      call_id: call.id,
-      name: call.function.name,
-      arguments: call.function.arguments,
-      status: itemStatus,
-      ...(asyncNames.has(call.function.name) ? { async: true } : {}),
-    });
-  }
-  return responseObject(req, meta, { ...outcome, output, usage: responsesUsage(usage, meta) });
 }

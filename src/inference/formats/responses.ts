@@ -1,11 +1,17 @@
 // The responses client format: the `response` object (JSON, responses-object.ts) and its event stream, written
 // from the chat normal form. Output items: reasoning, then an assistant message, then function calls, each
 // opened, streamed and closed in the order the `openai` client's ResponseStream checks; sequence numbers
-// rise by one from 0.
+// rise by one from 0. The JSON answer lists the same items in the same order (built as the stream is).
 import type { ChatChunk } from "../../providers/types";
 import type { ResponsesRequest } from "../../schemas/responses-request";
 import type { ChatClientFormat } from "../chat";
-import { type ChatMeta, chargedOnFailure, KEEPALIVE, type StreamFormat } from "../chat-stream";
+import {
+  type BodyFormat,
+  type ChatMeta,
+  chargedOnFailure,
+  KEEPALIVE,
+  type StreamFormat,
+} from "../chat-stream";
 import {
   addDetail,
   itemId,
@@ -14,7 +20,6 @@ import {
   type ReasoningBlock,
   type ResponseFields,
   reasoningItem,
-  responseBody,
   responseObject,
   responsesUsage,
 } from "./responses-object";
@@ -37,6 +42,29 @@ type Current =
 
 /** The event stream of one response (see the module comment for the order). */
 export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFormat {
+  return responsesBuilder(req, meta, true).format;
+}
+
+/**
+ * The JSON answer: the output items the stream would have sent, in the same order (a text, then a call,
+ * then more text and another call are four items, as streamed), built without writing the events.
+ */
+export function responsesJson(req: ResponsesRequest, meta: ChatMeta): BodyFormat {
+  const { format, output } = responsesBuilder(req, meta, false);
+  return {
+    chunk: (chunk, folded) => {
+      format.chunk(chunk, folded);
+    },
+    body: (folded, usage) => {
+      const outcome = outcomeOf(folded.finish);
+      format.end(folded, usage);
+      return responseObject(req, meta, { ...outcome, output, usage: responsesUsage(usage, meta) });
+    },
+  };
+}
+
+/** A response's events and its output items as they build up; `write` false builds the items only. */
+function responsesBuilder(req: ResponsesRequest, meta: ChatMeta, write: boolean) {
   const asyncNames = asyncToolNames(req);
   let seq = 0;
   const output: Json[] = [];
@@ -44,7 +72,7 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
   const tools = new ToolSequence();
   let current: Current | null = null;
   const event = (type: string, fields: Json) =>
-    `data: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}\n\n`;
+    write ? `data: ${JSON.stringify({ type, sequence_number: seq++, ...fields })}\n\n` : "";
   const at = (c: Current) => ({ item_id: output[c.index]!.id, output_index: c.index });
 
   const open = (item: Json): number => {
@@ -267,9 +295,9 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
   };
 
   const lifecycle = (type: string, f: ResponseFields) =>
-    event(type, { response: responseObject(req, meta, f) });
+    write ? event(type, { response: responseObject(req, meta, f) }) : "";
 
-  return {
+  const format: StreamFormat = {
     open: () => {
       // One response.debug event per attempted provider, before response.created.
       const debug = (meta.echo ?? [])
@@ -316,6 +344,7 @@ export function responsesStream(req: ResponsesRequest, meta: ChatMeta): StreamFo
     },
     keepalive: KEEPALIVE,
   };
+  return { format, output };
 }
 
 /** The responses client format for runChat; an OpenAI Responses upstream's answer passes through. */
@@ -323,7 +352,7 @@ export function responsesFormat(req: ResponsesRequest): ChatClientFormat {
   return {
     apiType: "responses",
     stream: (meta) => responsesStream(req, meta),
-    json: (meta) => ({ body: (folded, usage) => responseBody(req, folded, usage, meta) }),
+    json: (meta) => responsesJson(req, meta),
     passthrough: {
       wire: "openai-responses",
       stream: responsesPassthroughStream,
