@@ -1,6 +1,7 @@
 // The text as content filters read it: compatibility forms folded (NFKC: fullwidth letters and signs,
 // ligatures, no-break and ideographic spaces) and invisible format characters (zero-width spaces and
-// joiners, soft hyphens, direction marks) dropped, so `bob＠example.com` or `ig\u200bnore` match as
+// joiners, soft hyphens, direction marks; every format, default-ignorable and control character but the
+// whitespace ones; unpaired surrogates) dropped, so `bob＠example.com` or `ig\u200bnore` match as
 // their plain forms do. Unicode tag characters read as the ASCII they hide ("ASCII smuggling": a model
 // reads them, a person sees nothing). A text is read in up to three ways (readings): invisible
 // characters dropped (`ig\u200bnore`), or read as spaces (`ignore\u200bprevious`, two words to the
@@ -34,12 +35,21 @@ const INVISIBLE_RANGES: Array<[number, number]> = [
 const TAG_FIRST = 0xe0020;
 const TAG_LAST = 0xe007e;
 const isTag = (cp: number) => cp >= TAG_FIRST && cp <= TAG_LAST;
-const isInvisible = (cp: number) => INVISIBLE_RANGES.some(([lo, hi]) => cp >= lo && cp <= hi);
+/**
+ * Beside the list: Unicode's format characters (Cf) and default-ignorables, which render as nothing
+ * (musical symbol formatting, shorthand format controls, hieroglyph joiners), control characters (Cc;
+ * the whitespace ones never reach a run, see FOLDABLE_RUN) and unpaired surrogates (Cs), which no font
+ * draws and a tokenizer skips or replaces.
+ */
+const INVISIBLE_CLASS = /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cs}]/u;
+const isInvisible = (ch: string, cp: number) =>
+  INVISIBLE_RANGES.some(([lo, hi]) => cp >= lo && cp <= hi) || INVISIBLE_CLASS.test(ch);
 /** Whether a run holds a character every reading changes (invisible or a tag). */
 const hasHidden = (run: string) => {
+  if (INVISIBLE_CLASS.test(run)) return true;
   for (const ch of run) {
     const cp = ch.codePointAt(0)!;
-    if (isInvisible(cp) || isTag(cp)) return true;
+    if (isInvisible(ch, cp) || isTag(cp)) return true;
   }
   return false;
 };
@@ -126,7 +136,7 @@ export type Reading = "drop" | "space" | "bare";
 function foldedChar(ch: string, reading: Reading): string {
   const cp = ch.codePointAt(0)!;
   if (isTag(cp)) return String.fromCharCode(cp - 0xe0000);
-  if (isInvisible(cp)) return reading === "space" ? " " : "";
+  if (isInvisible(ch, cp)) return reading === "space" ? " " : "";
   if (reading !== "bare") return ch.normalize("NFKC");
   const bare = ch.normalize("NFKD").replace(MARKS, "");
   return LOOK_ALIKES[bare] ?? bare;
@@ -137,7 +147,12 @@ const plainRun = (run: string, reading: Reading) =>
   reading === "bare"
     ? run.normalize("NFKD").replace(MARKS, "") === run && !hasLookAlike(run)
     : run.normalize("NFKC") === run;
-const NON_ASCII_RUN = /[\u0080-\uFFFF]+/g;
+/**
+ * Runs of what folding may change: any non-ASCII code unit, and ASCII's control characters but tab, line
+ * feed, vertical tab, form feed and carriage return (whitespace, read as written).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+const FOLDABLE_RUN = /[\u0000-\u0008\u000E-\u001F\u007F-\uFFFF]+/g;
 /** Folding a character costs the scan budget as much as reading ten (see custom-pattern.ts). */
 export const FOLD_UNITS_PER_CHAR = 1;
 
@@ -162,13 +177,13 @@ export interface Fold {
  * nothing invisible): filters then read the text as sent.
  */
 export function fold(text: string, reading: Reading = "drop"): Fold | null {
-  NON_ASCII_RUN.lastIndex = 0;
-  if (!NON_ASCII_RUN.test(text)) return null;
+  FOLDABLE_RUN.lastIndex = 0;
+  if (!FOLDABLE_RUN.test(text)) return null;
   const changes: Change[] = [];
   let out = "";
   let copied = 0;
-  NON_ASCII_RUN.lastIndex = 0;
-  for (const run of text.matchAll(NON_ASCII_RUN)) {
+  FOLDABLE_RUN.lastIndex = 0;
+  for (const run of text.matchAll(FOLDABLE_RUN)) {
     const value = run[0];
     // A run already in its folded form (most non-Latin text) is kept whole.
     if (!hasHidden(value) && plainRun(value, reading)) continue;
