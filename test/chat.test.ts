@@ -262,6 +262,29 @@ describe("POST /chat/completions with the openai client", () => {
     expect(hidden.choices[0]!.message.content).toBe(shown.choices[0]!.message.content);
   });
 
+  it("reasoning effort max, as the openai client and responses type it, is accepted", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client } = openai(acct.apiKey);
+    const chat = await client.chat.completions.create({
+      model: "sandbox/chat-reasoning",
+      messages: hi,
+      reasoning_effort: "max",
+    });
+    expect(chat.choices[0]!.message.content).toBeTruthy();
+    const response = await client.responses.create({
+      model: "sandbox/chat-reasoning",
+      input: "hi",
+      reasoning: { effort: "max" },
+    });
+    expect(response.status).toBe("completed");
+    const unknown = await call("/chat/completions", {
+      method: "POST",
+      key: acct.apiKey,
+      body: { model: "sandbox/chat-reasoning", messages: hi, reasoning_effort: "maximum" },
+    });
+    expect(unknown.status).toBe(400);
+  });
+
   it("tool_choice allowed_tools: only the tools named are offered, in its mode; an unknown name is a 400", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { client } = openai(acct.apiKey);

@@ -131,8 +131,11 @@ const ResponseFormatSchema = z.discriminatedUnion("type", [
   }),
 ]);
 
+/** Reasoning effort levels, as `openai` and `@openrouter/sdk` type them (`max` the most a model offers). */
+export const ReasoningEffortSchema = z.enum(["max", "xhigh", "high", "medium", "low", "minimal", "none"]);
+
 const ReasoningSchema = z.object({
-  effort: z.enum(["xhigh", "high", "medium", "low", "minimal", "none"]).nullish(),
+  effort: ReasoningEffortSchema.nullish(),
   max_tokens: z.int().min(0).nullish(),
   exclude: z.boolean().optional(),
   enabled: z.boolean().optional(),
@@ -177,7 +180,7 @@ export const ChatRequestSchema = z
     parallel_tool_calls: z.boolean().nullish(),
     response_format: ResponseFormatSchema.optional(),
     reasoning: ReasoningSchema.optional(),
-    reasoning_effort: z.enum(["xhigh", "high", "medium", "low", "minimal", "none"]).nullish(),
+    reasoning_effort: ReasoningEffortSchema.nullish(),
     /** OpenRouter's legacy form: false hides the reasoning (`reasoning.exclude`), true asks for it. */
     include_reasoning: z.boolean().nullish(),
     /** Routing preferences, plus `options` keyed by provider slug (only the chosen provider's entry is sent). */

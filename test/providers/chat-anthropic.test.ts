@@ -342,6 +342,11 @@ describe("anthropic chat: the request", () => {
     expect(body({ reasoning: { effort: "low" }, maxTokens: 1000 }).thinking).toBeUndefined();
     expect(body({ reasoning: { effort: "high", enabled: false } }).thinking).toBeUndefined();
     expect(body({ reasoning: { effort: "none" } }).thinking).toBeUndefined();
+    // max: the most the bound allows (80% of it).
+    expect(body({ reasoning: { effort: "max" }, maxTokens: 64000 }).thinking).toEqual({
+      type: "enabled",
+      budget_tokens: 51200,
+    });
   });
 
   it("leaves out sampling Anthropic refuses with thinking on, and maps a JSON schema to output_config", () => {

@@ -254,6 +254,9 @@ describe("google-gemini request", () => {
       thinkingBudget: 24576,
     });
     expect(think({ enabled: true })).toEqual({ includeThoughts: true });
+    expect(think({ effort: "xhigh" }, 20_000)).toEqual({ includeThoughts: true, thinkingBudget: 18000 });
+    expect(think({ effort: "max" }, 20_000)).toEqual({ includeThoughts: true, thinkingBudget: 20000 });
+    expect(think({ effort: "max" }, 65536)).toEqual({ includeThoughts: true, thinkingBudget: 24576 });
   });
 });
 

@@ -4,7 +4,7 @@
 import { z } from "@hono/zod-openapi";
 import { badRequest } from "../../lib/errors";
 import { describeZodError } from "../../lib/openapi";
-import { type ChatRequestBody, ChatRequestSchema } from "../../schemas/chat";
+import { type ChatRequestBody, ChatRequestSchema, ReasoningEffortSchema } from "../../schemas/chat";
 import type { ResponsesRequest } from "../../schemas/responses-request";
 
 type Json = Record<string, unknown>;
@@ -45,7 +45,7 @@ const TextConfigSchema = z.looseObject({
 });
 
 const ReasoningConfigSchema = z.looseObject({
-  effort: z.enum(["xhigh", "high", "medium", "low", "minimal", "none"]).nullish(),
+  effort: ReasoningEffortSchema.nullish(),
   summary: z.enum(["auto", "concise", "detailed"]).nullish(),
   max_tokens: z.int().min(0).nullish(),
   enabled: z.boolean().optional(),

@@ -24,7 +24,9 @@ export const DEFAULT_MAX_TOKENS = 4096;
 
 /**
  * Thinking budget (budget_tokens) per reasoning effort. Anthropic's minimum budget is 1024; `reasoning`
- * with neither effort nor max_tokens but `enabled: true` means medium.
+ * with neither effort nor max_tokens but `enabled: true` means medium. Every budget is then cut to 80% of
+ * max_tokens (always set: the request's, else the endpoint's output bound), so `max` is the most the
+ * model's output allows.
  */
 export const THINKING_BUDGETS: Readonly<Record<string, number>> = {
   minimal: 1024,
@@ -32,6 +34,7 @@ export const THINKING_BUDGETS: Readonly<Record<string, number>> = {
   medium: 8192,
   high: 16384,
   xhigh: 32768,
+  max: 65536,
 };
 const MIN_THINKING_BUDGET = 1024;
 /** Share of an explicit max_tokens a thinking budget may take, so the answer keeps room (OpenRouter's "high"). */

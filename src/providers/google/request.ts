@@ -224,7 +224,14 @@ function toolConfig(choice: unknown): Json | undefined {
 }
 
 /** Share of the completion bound an effort may think for; budgets stay within what every 2.5 model takes. */
-const EFFORT_SHARE: Record<string, number> = { minimal: 0.1, low: 0.2, medium: 0.5, high: 0.8 };
+const EFFORT_SHARE: Record<string, number> = {
+  minimal: 0.1,
+  low: 0.2,
+  medium: 0.5,
+  high: 0.8,
+  xhigh: 0.9,
+  max: 1,
+};
 const MIN_THINKING_BUDGET = 1024;
 const MAX_THINKING_BUDGET = 24_576;
 const EFFORT_BASE = 32_768;
