@@ -146,3 +146,61 @@ describe("parallel tool calls re-encoded from a chat completions upstream", () =
     expect((await client.messages.create(request)).content).toEqual(expected);
   });
 });
+
+describe("output_config.effort", () => {
+  const OPENAI = "POST api.openai.com/v1/chat/completions";
+  const answer = `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4.1-mini", choices: [{ index: 0, delta: { role: "assistant", content: "ok" }, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`;
+  const ask = (model: string, extra: Record<string, unknown>) => ({
+    model,
+    max_tokens: 2000,
+    messages: [{ role: "user", content: "hi" }],
+    ...extra,
+  });
+
+  it("reaches an Anthropic upstream as sent, with or without thinking", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [ANTHROPIC]: sse(interleaved) });
+    const plain = await post("/messages", acct.apiKey, {
+      ...ask("anthropic/claude-sonnet-4", { output_config: { effort: "low" } }),
+    });
+    expect(plain.res.status).toBe(200);
+    await plain.res.text();
+    const thinking = await post("/messages", acct.apiKey, {
+      ...ask("anthropic/claude-sonnet-4", {
+        output_config: { effort: "max" },
+        thinking: { type: "adaptive" },
+      }),
+    });
+    await thinking.res.text();
+    const [first, second] = mock.requests.map((r) => r.body as Record<string, unknown>);
+    expect(first).toMatchObject({ output_config: { effort: "low" } });
+    expect(first!.thinking).toBeUndefined();
+    // Thinking on: the effort also sizes the thinking budget (max: 80% of max_tokens).
+    expect(second).toMatchObject({
+      output_config: { effort: "max" },
+      thinking: { type: "enabled", budget_tokens: 1600 },
+    });
+  });
+
+  it("is the reasoning effort of another provider when thinking is on, and nothing when it is off", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [OPENAI]: sse(answer) });
+    for (const extra of [
+      { output_config: { effort: "high" }, thinking: { type: "adaptive" } },
+      { output_config: { effort: "high" } },
+      { output_config: { effort: "high" }, thinking: { type: "disabled" } },
+    ]) {
+      const { res } = await post("/messages", acct.apiKey, ask("openai/gpt-4.1-mini", extra));
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    const sent = mock.requests.map((r) => (r.body as { reasoning_effort?: string }).reasoning_effort);
+    expect(sent).toEqual(["high", undefined, undefined]);
+    const unknown = await post(
+      "/messages",
+      acct.apiKey,
+      ask("openai/gpt-4.1-mini", { output_config: { effort: "extreme" } }),
+    );
+    expect(unknown.res.status).toBe(400);
+  });
+});

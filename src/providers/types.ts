@@ -187,10 +187,11 @@ export interface ChatRequest {
   /** Prompt caching of the whole request (`cache_control` at the top level: Anthropic's automatic caching). */
   cacheControl?: Record<string, unknown>;
   /**
-   * The Anthropic API headers a Messages client sent (`anthropic-version`, `anthropic-beta`), passed on
-   * by adapters that speak the Anthropic wire format and ignored by the others.
+   * The Anthropic API headers a Messages client sent (`anthropic-version`, `anthropic-beta`), and its
+   * `output_config.effort`, passed on by adapters that speak the Anthropic wire format and ignored by the
+   * others (which read the effort from `reasoning` when thinking is on).
    */
-  anthropic?: { version?: string; beta?: string };
+  anthropic?: { version?: string; beta?: string; effort?: string };
   /**
    * The wire format the client speaks, when an upstream may speak it too: an adapter that can answer in it
    * does (its ChatStream then names that `wire`), so the client gets the upstream's own events.

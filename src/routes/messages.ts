@@ -51,6 +51,9 @@ const createMessages = apiRoute(
 
 export const messagesRoutes = createRouter().openapi(createMessages, async (c) => {
   // The preset first: its system prompt is filtered, counted and sent like the caller's own.
-  const request = await applyChatPreset(c.env, c.get("auth"), chatBodyOf(c.req.valid("json")));
-  return runChat(c, request, MESSAGES, { anthropic: anthropicHeadersOf((name) => c.req.header(name)) });
+  const body = c.req.valid("json");
+  const request = await applyChatPreset(c.env, c.get("auth"), chatBodyOf(body));
+  const effort = body.output_config?.effort ?? undefined;
+  const anthropic = { ...anthropicHeadersOf((name) => c.req.header(name)), ...(effort ? { effort } : {}) };
+  return runChat(c, request, MESSAGES, { anthropic });
 });

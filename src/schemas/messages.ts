@@ -123,6 +123,8 @@ const ThinkingSchema = z.discriminatedUnion("type", [
 ]);
 
 const OutputConfigSchema = z.object({
+  /** How much the model spends on its answer, thinking included (Anthropic's levels). */
+  effort: z.enum(["low", "medium", "high", "xhigh", "max"]).nullish(),
   format: z
     .object({ type: z.literal("json_schema"), schema: Bounded(z.record(z.string(), z.unknown())) })
     .nullish(),

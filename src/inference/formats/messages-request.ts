@@ -201,10 +201,17 @@ function toolChoiceOf(
 }
 
 /** `enabled` keeps its budget; `adaptive` lets the endpoint choose (the default budget); `disabled` turns it off. */
-function reasoningOf(thinking: MessagesRequest["thinking"]): ChatRequestBody["reasoning"] {
+/**
+ * Thinking as chat's reasoning. `output_config.effort` with thinking on is its effort too (a budget given
+ * wins where a provider takes one); Anthropic upstreams also get it as sent (ChatRequest.anthropic).
+ */
+function reasoningOf(body: MessagesBody): ChatRequestBody["reasoning"] {
+  const { thinking } = body;
   if (!thinking) return undefined;
-  if (thinking.type === "enabled") return { max_tokens: thinking.budget_tokens };
-  return { enabled: thinking.type === "adaptive" };
+  const effort = thinking.type === "disabled" ? undefined : (body.output_config?.effort ?? undefined);
+  const levelled = effort ? { effort } : {};
+  if (thinking.type === "enabled") return { max_tokens: thinking.budget_tokens, ...levelled };
+  return { enabled: thinking.type === "adaptive", ...levelled };
 }
 
 type MessagesBody = MessagesRequest | PresetMessagesRequest;
@@ -230,7 +237,7 @@ function settingsOf(body: MessagesBody): Omit<ChatRequestBody, "messages"> {
       ...cache(t),
     })),
     ...toolChoiceOf(body.tool_choice),
-    reasoning: reasoningOf(body.thinking),
+    reasoning: reasoningOf(body),
     response_format: body.output_config?.format
       ? {
           type: "json_schema",

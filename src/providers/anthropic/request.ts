@@ -396,6 +396,13 @@ export function anthropicBody(request: ChatRequest, upstreamModel: string): Mess
   if (format?.type === "json_schema" && isObject(format.json_schema) && isObject(format.json_schema.schema)) {
     body.output_config = { format: { type: "json_schema", schema: format.json_schema.schema } };
   }
+  const effort = request.anthropic?.effort;
+  if (effort) {
+    body.output_config = {
+      ...body.output_config,
+      effort: effort as NonNullable<MessageCreateParamsStreaming["output_config"]>["effort"],
+    };
+  }
   if (request.user) body.metadata = { user_id: request.user };
   if (request.cacheControl)
     body.cache_control = request.cacheControl as unknown as MessageCreateParamsStreaming["cache_control"];
