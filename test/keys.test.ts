@@ -148,6 +148,12 @@ describe("keys API", () => {
     for (const bad of ["?limit=0", "?limit=101", "?limit=x"]) {
       expect((await call(`/keys${bad}`, { key: acct.managementKey })).status, bad).toBe(400);
     }
+    // A parameter given twice is said to be so (the validator read the two as a list: "received NaN").
+    const twice = await call("/keys?limit=1&offset=0&limit=50", { key: acct.managementKey });
+    expect(twice.status).toBe(400);
+    expect(((await twice.json()) as { error: { message: string } }).error.message).toBe(
+      "Query parameter 'limit' is given more than once",
+    );
   });
 
   it("updates allowed_data_regions and expiry", async () => {

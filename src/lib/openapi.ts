@@ -22,11 +22,27 @@ export function describeZodError(target: string, error: z.ZodError): string {
   return `Invalid request: ${issues.join("; ")}`;
 }
 
+/** A query parameter the schema refused whose value came as a list (it was given more than once). */
+function repeatedParameter(data: unknown, error: z.ZodError): string | undefined {
+  if (typeof data !== "object" || data === null) return undefined;
+  const query = data as Record<string, unknown>;
+  for (const issue of error.issues) {
+    const name = issue.path[0];
+    if (typeof name === "string" && Array.isArray(query[name])) return name;
+  }
+  return undefined;
+}
+
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       c.set("bodyJudged", true);
       if (!result.success) {
+        // The validator hands the hook the input too (`data`), though its failure type does not say so.
+        const input = (result as { data?: unknown }).data;
+        const repeated = result.target === "query" ? repeatedParameter(input, result.error) : undefined;
+        // No query parameter takes a list: one given twice reached the schema as two values.
+        if (repeated !== undefined) throw badRequest(`Query parameter '${repeated}' is given more than once`);
         throw badRequest(describeZodError(result.target, result.error), {
           issues: result.error.issues
             .slice(0, 20)
