@@ -90,7 +90,7 @@ export interface InferenceSpec<T, R extends Response = Response> extends Inferen
     /** The preset the route applied to the request itself (chat's); a model preset is found here. */
     presetId?: string | null;
   };
-  /** 408 for embeddings (the spec lists it), 524 otherwise. */
+  /** 408 for embeddings (the spec lists it) and chat formats (OpenRouter's), 524 otherwise. */
   timeoutStatus?: 408 | 524;
   /**
    * A streamed answer: with no first byte within FIRST_BYTE_GRACE_MS it commits (200, keep-alives) while
