@@ -388,6 +388,46 @@ describe("failures", () => {
     expect(attempts[1]!.outcome).toBe("ok");
   });
 
+  it.each([true, false])(
+    "an upstream stream that ends with nothing fails over (streamed: %s), and the attempt log shows it",
+    async (stream) => {
+      const acct = await createAccount({ creditsUsd: 5 });
+      // chat-truncated ends without a finish reason or usage; a stop sequence on its first word leaves nothing.
+      const { res, settled } = await post("/chat/completions", acct.apiKey, {
+        model: "sandbox/chat-truncated",
+        models: ["sandbox/chat-echo"],
+        messages: [{ role: "user", content: "Tell me" }],
+        stop: ["You"],
+        stream,
+      });
+      expect(res.status).toBe(200);
+      const id = res.headers.get("x-generation-id")!;
+      await res.text();
+      await settled();
+      const gen = await generation(id);
+      expect(gen!.model).toBe("sandbox/chat-echo");
+      const attempts = gen!.attempts as Array<{ model: string; outcome: string }>;
+      expect(attempts.map((a) => [a.model, a.outcome === "ok"])).toEqual([
+        ["sandbox/chat-truncated", false],
+        ["sandbox/chat-echo", true],
+      ]);
+    },
+  );
+
+  it("an upstream stream that ends with nothing and no fallback: 502, nothing charged", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-truncated",
+      messages: [{ role: "user", content: "Tell me" }],
+      stop: ["You"],
+    });
+    expect(res.status).toBe(502);
+    const id = res.headers.get("x-generation-id")!;
+    await settled();
+    const gen = await generation(id);
+    expect(gen).toMatchObject({ status: "failed", costMicros: 0 });
+  });
+
   it("an error after the first chunks arrives as one error chunk with finish_reason error", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { res, settled } = await post("/chat/completions", acct.apiKey, {

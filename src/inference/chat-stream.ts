@@ -35,6 +35,8 @@ export interface OpenedChat {
   abort: AbortController;
   /** The upstream's wire format when its chunks carry their raw events (see ChatStream.wire). */
   wire?: UpstreamWire;
+  /** The attempt's provider (its failures name it). */
+  provider: string;
 }
 
 /** Everything about the served request the answer needs besides the stream. */
@@ -358,6 +360,21 @@ const carriesAnswer = (chunk: ChatChunk) =>
   );
 
 /**
+ * An upstream stream that ended with nothing: no text, reasoning or tool call, no finish reason and no
+ * usage (a host that answered 200 and closed, or sent only a role chunk). That is a failed attempt, not
+ * an empty answer (which has a finish reason): it fails over while nothing was sent, and is never
+ * charged (zero-completion insurance).
+ */
+export const endedEmpty = (folded: Folded) => !folded.produced() && folded.finish === null && !folded.usage;
+
+/** The attempt's failure for a stream that ended empty (see endedEmpty). */
+export const emptyStream = (provider: string) =>
+  new UpstreamError({
+    kind: "invalid_response",
+    message: `Provider ${provider} ended its stream without an answer`,
+  });
+
+/**
  * Whether the upstream has been silent or slow past the chat deadlines. Before any of the answer came (a
  * host may open with an empty role chunk, then think), silence may last as long as the first token may.
  */
@@ -450,6 +467,7 @@ export function sseAnswer(
   };
   let over = false;
   const end = (sink: FrameSink) => {
+    if (endedEmpty(folded)) return fail(sink, emptyStream(meta.provider));
     const { usage } = folded.finalUsage(meta.promptEstimate);
     send(sink, format.end(folded, usage));
     // The record says what the client saw: an answer without a finish reason ended as "stop".
@@ -589,6 +607,12 @@ export async function collectAnswer(opened: OpenedChat, left?: AbortSignal): Pro
   } finally {
     ticker.stop();
     left?.removeEventListener("abort", onLeave);
+  }
+  if (leaving === undefined) {
+    const folded = new Folded();
+    folded.add(opened.first.value);
+    for (const chunk of rest) folded.add(chunk);
+    if (endedEmpty(folded)) throw emptyStream(opened.provider);
   }
   return { ...opened, iterator: replay(rest, leaving) };
 }

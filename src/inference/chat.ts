@@ -20,6 +20,7 @@ import {
   chatCompletionsStream,
   collectAnswer,
   committedStreamError,
+  emptyStream,
   Folded,
   jsonAnswer,
   type OpenedChat,
@@ -582,7 +583,10 @@ async function chatUnderPolicy(
         // Errors before the first event are scrubbed by the attempt runner; later ones here.
         const iterator = scrubbingIterator(stream[Symbol.asyncIterator](), [ctx.credential.apiKey]);
         const first = await iterator.next();
-        return { iterator, first, abort, wire: stream.wire };
+        const provider = attempt.endpoint.provider;
+        // A stream that ended before any event is a failed attempt (see endedEmpty): the next one is tried.
+        if (first.done) throw emptyStream(provider);
+        return { iterator, first, abort, wire: stream.wire, provider };
       } catch (err) {
         abort.abort(err);
         throw err;

@@ -62,6 +62,7 @@ function upstream(first: ChatChunk = chunk("first")) {
     iterator,
     first: { done: false, value: first },
     abort: new AbortController(),
+    provider: "test",
   };
   return {
     opened,
@@ -291,6 +292,7 @@ const ended = (chunks: ChatChunk[]): OpenedChat => {
     })(),
     first: chunks.length ? { done: false, value: chunks[0]! } : { done: true, value: undefined },
     abort: new AbortController(),
+    provider: "test",
   };
 };
 
@@ -325,6 +327,28 @@ describe("tool calls whose id and name come again on every chunk", () => {
     );
     const done = dataOf(await streamed.response.text()).filter((d) => d.type === "response.output_item.done");
     expect(done.map((d) => [d.item.name, d.item.arguments])).toEqual([["get_weather", '{"city":"Paris"}']]);
+  });
+});
+
+describe("an upstream stream that ends with nothing", () => {
+  const roleOnly: ChatChunk = { choices: [{ index: 0, delta: { role: "assistant" }, finish_reason: null }] };
+
+  it("streamed: ends with the format's error, recorded failed and charged nothing", async () => {
+    vi.useRealTimers();
+    const answer = sseAnswer(ended([roleOnly]), meta);
+    const frames = dataOf(await answer.response.text());
+    const final = await answer.done;
+    expect(frames.at(-1)).toMatchObject({ error: { code: 502 }, choices: [{ finish_reason: "error" }] });
+    expect(final).toMatchObject({ status: "failed", costMicros: 0 });
+    expect(final.error).toMatch(/ended its stream without an answer/);
+  });
+
+  it("not streamed: the attempt fails (so the next one is tried), whatever the role chunk said", async () => {
+    vi.useRealTimers();
+    await expect(collectAnswer(ended([roleOnly]))).rejects.toThrow(/ended its stream without an answer/);
+    // An empty answer with a finish reason is an answer: a stop sequence met at once.
+    const stopped: ChatChunk = { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] };
+    await expect(collectAnswer(ended([roleOnly, stopped]))).resolves.toBeDefined();
   });
 });
 

@@ -67,6 +67,7 @@ function upstream(given: ChatChunk[]) {
   const opened: OpenedChat = {
     first: { done: false, value: given[0]! },
     abort: new AbortController(),
+    provider: "anthropic",
     wire: "anthropic-messages",
     iterator: {
       next: () =>
