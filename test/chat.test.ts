@@ -425,7 +425,8 @@ describe("failures", () => {
     const id = res.headers.get("x-generation-id")!;
     await settled();
     const gen = await generation(id);
-    expect(gen).toMatchObject({ status: "failed", costMicros: 0 });
+    // The record names the provider whose failure the answer reports, as the error does.
+    expect(gen).toMatchObject({ status: "failed", costMicros: 0, provider: "sandbox" });
   });
 
   it("an error after the first chunks arrives as one error chunk with finish_reason error", async () => {
@@ -498,7 +499,8 @@ describe("failures", () => {
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(502);
     await settled();
     const gen = await generation(res.headers.get("x-generation-id")!);
-    expect(gen).toMatchObject({ status: "failed", costMicros: 0 });
+    // The record names the provider whose failure the answer reports, as the error does.
+    expect(gen).toMatchObject({ status: "failed", costMicros: 0, provider: "sandbox" });
     expect((gen!.attempts as Array<{ outcome: string }>).map((a) => a.outcome)).toEqual(["http"]);
     expect(await usageMicros(acct.apiKey)).toBe(0);
   });

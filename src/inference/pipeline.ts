@@ -362,6 +362,8 @@ export async function runInference<T, R extends Response = Response>(
         usage: {},
         costMicros: 0,
         attempts: logOf(outcome.log),
+        // The provider whose failure the answer reports (the last one tried), as its error names it.
+        provider: outcome.log.at(-1)?.provider ?? null,
         error: left ? "client disconnected" : describe(outcome.error),
       }),
     );
