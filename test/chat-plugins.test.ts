@@ -178,6 +178,29 @@ describe("response healing", () => {
     expect(raw.choices[0]!.message.content).toBe(fenced);
   });
 
+  it("repairs the JSON answer of a responses request too (non-streamed), for the openai client", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const client = new OpenAI({
+      apiKey: acct.apiKey,
+      baseURL: BASE,
+      fetch: async (input, init) => (await send(new Request(input as string, init))).res,
+    });
+    // The sandbox answers JSON for a JSON format; 4 tokens cut it off mid-string.
+    const ask = (plugins?: unknown) =>
+      client.responses.create({
+        model: "sandbox/chat-echo",
+        input: "hello there friend of mine how are you",
+        text: { format: { type: "json_object" } },
+        max_output_tokens: 4,
+        ...(plugins ? { plugins } : {}),
+      });
+    const raw = await ask();
+    expect(() => JSON.parse(raw.output_text)).toThrow();
+    const healed = await ask([{ id: "response-healing" }]);
+    expect(JSON.parse(healed.output_text)).toEqual(expect.any(Object));
+    expect(healed.output_text.startsWith(raw.output_text.slice(0, 5))).toBe(true);
+  });
+
   it("leaves valid JSON, plain text formats and what cannot be repaired alone", () => {
     expect(healedJson('{"a": [1, 2]}')).toBe('{"a": [1, 2]}');
     expect(JSON.parse(healedJson("{'a': 1, 'b': [1, 2"))).toEqual({ a: 1, b: [1, 2] });

@@ -58,9 +58,21 @@ export function responsesJson(req: ResponsesRequest, meta: ChatMeta): BodyFormat
     body: (folded, usage) => {
       const outcome = outcomeOf(folded.finish);
       format.end(folded, usage);
+      if (meta.healJson) healText(output, folded.content);
       return responseObject(req, meta, { ...outcome, output, usage: responsesUsage(usage, meta) });
     },
   };
+}
+
+/**
+ * The response-healing plugin's answer: the text jsonAnswer healed replaces the message's text, when the
+ * answer is one text (a JSON answer split by tool calls is not one document to heal).
+ */
+function healText(output: Json[], healed: string): void {
+  const texts = output.flatMap((item) =>
+    item.type === "message" ? (item.content as Json[]).filter((p) => p.type === "output_text") : [],
+  );
+  if (texts.length === 1) texts[0]!.text = healed;
 }
 
 /** A response's events and its output items as they build up; `write` false builds the items only. */
