@@ -171,7 +171,7 @@ describe("what filters read: text folded to its plain form", () => {
       "\u0001",
       "\u001b",
       "\u007f",
-      "\u0085",
+      "\u0086",
       "\ud800",
       "\udc00",
       "\u{1d173}", // musical symbol begin beam
@@ -197,9 +197,19 @@ describe("what filters read: text folded to its plain form", () => {
         shown,
       ).toBe("mail [EMAIL] now");
     }
-    // Whitespace controls stay what they are: words apart, and an ASCII text is read as sent.
-    expect(applyContentFilters([custom("forbidden", "block")], "forbid\tden").blockedBy).toBeUndefined();
-    expect(applyContentFilters([custom("forbidden", "block")], "forbid\r\nden").blockedBy).toBeUndefined();
+    // Breaks stay what they are: words apart, and a redaction takes exactly the match, not its neighbours.
+    for (const sep of ["\t", "\r\n", "\u0085", "\u001e", "\u001c"]) {
+      const shown = JSON.stringify(sep);
+      expect(
+        applyContentFilters([custom("forbidden", "block")], `forbid${sep}den`).blockedBy,
+        shown,
+      ).toBeUndefined();
+      expect(
+        applyContentFilters([builtin("email", "redact")], `Dear team,${sep}bob@example.com${sep}Thanks a lot`)
+          .text,
+        shown,
+      ).toBe(`Dear team,${sep}[EMAIL]${sep}Thanks a lot`);
+    }
   });
 
   it("a redaction replaces exactly the characters the caller wrote, invisible and wide ones included", () => {

@@ -1,7 +1,7 @@
 // The text as content filters read it: compatibility forms folded (NFKC: fullwidth letters and signs,
 // ligatures, no-break and ideographic spaces) and invisible format characters (zero-width spaces and
 // joiners, soft hyphens, direction marks; every format, default-ignorable and control character but the
-// whitespace ones; unpaired surrogates) dropped, so `bob＠example.com` or `ig\u200bnore` match as
+// line and word breaks; unpaired surrogates) dropped, so `bob＠example.com` or `ig\u200bnore` match as
 // their plain forms do. Unicode tag characters read as the ASCII they hide ("ASCII smuggling": a model
 // reads them, a person sees nothing). A text is read in up to three ways (readings): invisible
 // characters dropped (`ig\u200bnore`), or read as spaces (`ignore\u200bprevious`, two words to the
@@ -37,11 +37,15 @@ const TAG_LAST = 0xe007e;
 const isTag = (cp: number) => cp >= TAG_FIRST && cp <= TAG_LAST;
 /**
  * Beside the list: Unicode's format characters (Cf) and default-ignorables, which render as nothing
- * (musical symbol formatting, shorthand format controls, hieroglyph joiners), control characters (Cc;
- * the whitespace ones never reach a run, see FOLDABLE_RUN) and unpaired surrogates (Cs), which no font
- * draws and a tokenizer skips or replaces.
+ * (musical symbol formatting, shorthand format controls, hieroglyph joiners), unpaired surrogates (Cs),
+ * which no font draws and a tokenizer skips or replaces, and the control characters that are no kind of
+ * line or word break: not tab, line feed, vertical tab, form feed, carriage return, the information
+ * separators U+001C..U+001F or next line U+0085 (read as written, like the text around them: dropped, a
+ * NEL between two lines would join them into one word).
  */
-const INVISIBLE_CLASS = /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cs}]/u;
+const INVISIBLE_CLASS =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
+  /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Cs}\u0000-\u0008\u000E-\u001B\u007F-\u0084\u0086-\u009F]/u;
 const isInvisible = (ch: string, cp: number) =>
   INVISIBLE_RANGES.some(([lo, hi]) => cp >= lo && cp <= hi) || INVISIBLE_CLASS.test(ch);
 /** Whether a run holds a character every reading changes (invisible or a tag). */
@@ -148,11 +152,11 @@ const plainRun = (run: string, reading: Reading) =>
     ? run.normalize("NFKD").replace(MARKS, "") === run && !hasLookAlike(run)
     : run.normalize("NFKC") === run;
 /**
- * Runs of what folding may change: any non-ASCII code unit, and ASCII's control characters but tab, line
- * feed, vertical tab, form feed and carriage return (whitespace, read as written).
+ * Runs of what folding may change: any non-ASCII code unit, and ASCII's control characters but the
+ * breaks (tab, line feed, vertical tab, form feed, carriage return, U+001C..U+001F: read as written).
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
-const FOLDABLE_RUN = /[\u0000-\u0008\u000E-\u001F\u007F-\uFFFF]+/g;
+const FOLDABLE_RUN = /[\u0000-\u0008\u000E-\u001B\u007F-\uFFFF]+/g;
 /** Folding a character costs the scan budget as much as reading ten (see custom-pattern.ts). */
 export const FOLD_UNITS_PER_CHAR = 1;
 
