@@ -5,6 +5,7 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./env";
+import { ByokConfigError } from "./lib/byok-crypto";
 import { ApiError, anthropicErrorEnvelope, errorEnvelope } from "./lib/errors";
 import { log } from "./lib/log";
 import { createRouter } from "./lib/openapi";
@@ -157,6 +158,21 @@ app.onError((rawErr, c) => {
   if (err instanceof ApiError) {
     for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
     return c.json(envelope(err.status, err.message, err.metadata), err.status as ContentfulStatusCode);
+  }
+  if (err instanceof ByokConfigError) {
+    // Storing or opening a provider key needs the master keys: the operator's secret is wrong.
+    log("error", {
+      message: "BYOK_MASTER_KEYS is misconfigured",
+      request_id: c.get("requestId"),
+      error: err.message,
+    });
+    return c.json(
+      envelope(
+        503,
+        "Provider keys cannot be stored or opened: the gateway's BYOK encryption keys are misconfigured (its operator must correct BYOK_MASTER_KEYS)",
+      ),
+      503,
+    );
   }
   if (err instanceof HTTPException && err.status < 500) {
     const status = err.status as ContentfulStatusCode;

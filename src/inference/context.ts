@@ -5,7 +5,7 @@ import type { AuthContext } from "../db/auth-records";
 import { getDb, tables } from "../db/client";
 import type { Bindings } from "../env";
 import { effectivePolicy, type GuardrailRow } from "../guardrails/policy";
-import { decryptByokKey } from "../lib/byok-crypto";
+import { ByokConfigError, decryptByokKey } from "../lib/byok-crypto";
 import { log } from "../lib/log";
 import { type Background, RefreshAhead } from "../lib/refresh-ahead";
 import { getAdapter } from "../providers/registry";
@@ -114,9 +114,27 @@ export function credentialResolver(env: Bindings, byok: ByokRecord[]) {
     }
     const row = byok.find((r) => r.id === credential.credentialId);
     if (!row) return null;
-    const apiKey = await decryptByokKey(env, row);
+    const apiKey = await openedKey(env, row);
     return apiKey ? { source: "byok", apiKey, credentialId: row.id } : null;
   };
+}
+
+/**
+ * A BYOK key opened, or null. A misconfigured BYOK_MASTER_KEYS (not JSON, a version that is not a 32-byte
+ * key) opens nothing: the attempt is refused as for a key that does not open, and the next credential
+ * (the platform key, unless the credential is BYOK-only) is tried; the cause goes to the log.
+ */
+async function openedKey(env: Bindings, row: ByokRecord): Promise<string | null> {
+  try {
+    return await decryptByokKey(env, row);
+  } catch (err) {
+    if (!(err instanceof ByokConfigError)) throw err;
+    log("error", {
+      message: "BYOK credential not opened: BYOK_MASTER_KEYS is misconfigured",
+      error: err.message,
+    });
+    return null;
+  }
 }
 
 export type RouteContext = Awaited<ReturnType<typeof routeContextFor>>;
