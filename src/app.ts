@@ -195,12 +195,13 @@ app.onError((rawErr, c) => {
 
 /**
  * Errors of the platform's own services that a retry may not meet: Cloudflare marks them `retryable`
- * (a Durable Object reset or overloaded, a connection lost); workerd's text says so locally.
+ * (a Durable Object reset or overloaded, a connection lost); workerd's text says so locally, and a
+ * regional `wrangler dev` whose global worker (the ledger's home) is not running says it is not found.
  */
 function isTransient(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if ((err as { retryable?: unknown }).retryable === true) return true;
-  return /Network connection lost|Durable Object reset|Durable Object is overloaded|internal error; reference/i.test(
+  return /Network connection lost|Durable Object reset|Durable Object is overloaded|internal error; reference|not found\. Make sure it is running locally/i.test(
     err.message,
   );
 }

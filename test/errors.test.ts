@@ -144,11 +144,15 @@ describe("error envelope", () => {
       expect(String(logged.mock.calls[0]?.[0])).toContain("req-12345678");
     });
 
-    it("answers 503 with Retry-After when the ledger cannot be reached (a Durable Object reset, a lost connection)", async () => {
+    it.each([
+      "Network connection lost.",
+      // A regional wrangler dev started without the global one, whose ledgers it binds.
+      'Worker "edge-model-gateway" not found. Make sure it is running locally.',
+    ])("answers 503 with Retry-After when the ledger cannot be reached: %s", async (message) => {
       vi.spyOn(console, "error").mockImplementation(() => {});
       vi.spyOn(console, "log").mockImplementation(() => {});
       const acct = await createAccount({ creditsUsd: 5 });
-      const lost = { admit: () => Promise.reject(new Error("Network connection lost.")) };
+      const lost = { admit: () => Promise.reject(new Error(message)) };
       const ledger = { ...env.LEDGER, get: () => lost, idFromName: (n: string) => env.LEDGER.idFromName(n) };
       const res = await app.fetch(
         new Request(`${BASE}/embeddings`, {
