@@ -465,16 +465,24 @@ const COMMANDS = {
 
 // ---- catalog and doctor helpers ----
 
+/** catalog/catalog.json parsed, or a Failure naming the file. */
+function catalogFile() {
+  try {
+    return JSON.parse(readFileSync(new URL("../catalog/catalog.json", import.meta.url), "utf8"));
+  } catch (error) {
+    throw new Failure(`catalog/catalog.json cannot be read as JSON: ${error.message}`);
+  }
+}
+
 function catalogFileVersion() {
-  return JSON.parse(readFileSync(new URL("../catalog/catalog.json", import.meta.url), "utf8")).version;
+  return catalogFile().version;
 }
 
 async function catalogStatements() {
   const { tsImport } = await import("tsx/esm/api");
   const { CatalogSchema } = await tsImport("../src/catalog/schema.ts", import.meta.url);
   const sql = await tsImport("../src/catalog/sql.ts", import.meta.url);
-  const raw = JSON.parse(readFileSync(new URL("../catalog/catalog.json", import.meta.url), "utf8"));
-  const parsed = CatalogSchema.safeParse(raw);
+  const parsed = CatalogSchema.safeParse(catalogFile());
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 10).map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new Failure(`catalog/catalog.json is invalid:\n${issues.join("\n")}`);

@@ -13,7 +13,13 @@ if (!mode) {
 const { CatalogSchema } = await tsImport("../src/catalog/schema.ts", import.meta.url);
 const { catalogStatements, renderStatement } = await tsImport("../src/catalog/sql.ts", import.meta.url);
 
-const raw = JSON.parse(readFileSync(new URL("../catalog/catalog.json", import.meta.url), "utf8"));
+let raw;
+try {
+  raw = JSON.parse(readFileSync(new URL("../catalog/catalog.json", import.meta.url), "utf8"));
+} catch (error) {
+  console.error(`catalog/catalog.json cannot be read as JSON: ${error.message}`);
+  process.exit(1);
+}
 const parsed = CatalogSchema.safeParse(raw);
 if (!parsed.success) {
   console.error("catalog/catalog.json is invalid:");
