@@ -125,6 +125,9 @@ const args = [
   String(port),
   "--inspector-port",
   String(port + 1000),
+  // request.url as the client sent it (127.0.0.1:<port>), not the route's production host: the index's
+  // links and the API reference's "this deployment" server must point at this local gateway.
+  "--infer-origin-from-routes=false",
 ];
 if (record.wranglerEnv) args.push("--env", record.wranglerEnv);
 const child = spawn("npx", args, { stdio: "inherit", env: quiet });
