@@ -10,53 +10,25 @@
 // found in a reading are mapped back to the text as sent, so a redaction replaces exactly what the
 // caller wrote. A pattern written in those scripts still matches in the other readings.
 
-/** Code points that render as nothing (or only steer rendering): a filter reads through them. */
-const INVISIBLE_RANGES: Array<[number, number]> = [
-  [0x00ad, 0x00ad], // soft hyphen
-  [0x034f, 0x034f], // combining grapheme joiner
-  [0x061c, 0x061c], // Arabic letter mark
-  [0x115f, 0x1160], // Hangul fillers
-  [0x17b4, 0x17b5], // Khmer inherent vowels
-  [0x180b, 0x180f], // Mongolian selectors and vowel separator
-  [0x200b, 0x200f], // zero-width space, non-joiner, joiner; direction marks
-  [0x202a, 0x202e], // direction embeddings and overrides
-  [0x2060, 0x2064], // word joiner, invisible operators
-  [0x2066, 0x206f], // direction isolates, deprecated format characters
-  [0x2800, 0x2800], // braille pattern blank
-  [0x3164, 0x3164], // Hangul filler
-  [0xfe00, 0xfe0f], // variation selectors
-  [0xfeff, 0xfeff], // zero-width no-break space
-  [0xffa0, 0xffa0], // halfwidth Hangul filler
-  [0xe0000, 0xe001f], // tag characters without an ASCII twin
-  [0xe007f, 0xe007f], // cancel tag
-  [0xe0100, 0xe01ef], // variation selectors supplement
-];
 /** Tag characters U+E0020..U+E007E: each reads as the ASCII character 0xE0000 below it. */
 const TAG_FIRST = 0xe0020;
 const TAG_LAST = 0xe007e;
 const isTag = (cp: number) => cp >= TAG_FIRST && cp <= TAG_LAST;
 /**
- * Beside the list: Unicode's format characters (Cf) and default-ignorables, which render as nothing
- * (musical symbol formatting, shorthand format controls, hieroglyph joiners), unpaired surrogates (Cs),
- * which no font draws and a tokenizer skips or replaces, and the control characters that are no kind of
- * line or word break: not tab, line feed, vertical tab, form feed, carriage return, the information
- * separators U+001C..U+001F or next line U+0085 (read as written, like the text around them: dropped, a
- * NEL between two lines would join them into one word).
+ * Code points that render as nothing (or only steer rendering): a filter reads through them. Unicode's
+ * format characters (Cf: soft hyphen, zero-width spaces and joiners, direction marks, tags) and
+ * default-ignorables (variation selectors, Hangul fillers, Mongolian selectors, musical symbol and
+ * shorthand formatting), the braille pattern blank, unpaired surrogates (Cs), which no font draws and a
+ * tokenizer skips or replaces, and the control characters that are no kind of line or word break: not
+ * tab, line feed, vertical tab, form feed, carriage return, the information separators U+001C..U+001F
+ * or next line U+0085 (read as written, like the text around them: dropped, a NEL between two lines
+ * would join them into one word).
  */
-const INVISIBLE_CLASS =
+const INVISIBLE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
-  /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Cs}\u0000-\u0008\u000E-\u001B\u007F-\u0084\u0086-\u009F]/u;
-const isInvisible = (ch: string, cp: number) =>
-  INVISIBLE_RANGES.some(([lo, hi]) => cp >= lo && cp <= hi) || INVISIBLE_CLASS.test(ch);
-/** Whether a run holds a character every reading changes (invisible or a tag). */
-const hasHidden = (run: string) => {
-  if (INVISIBLE_CLASS.test(run)) return true;
-  for (const ch of run) {
-    const cp = ch.codePointAt(0)!;
-    if (isInvisible(ch, cp) || isTag(cp)) return true;
-  }
-  return false;
-};
+  /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Cs}\u2800\u0000-\u0008\u000E-\u001B\u007F-\u0084\u0086-\u009F]/u;
+/** Whether a run holds a character every reading changes (invisible, tags included). */
+const hasHidden = (run: string) => INVISIBLE.test(run);
 const MARKS = /\p{M}/gu;
 
 /**
@@ -140,7 +112,7 @@ export type Reading = "drop" | "space" | "bare";
 function foldedChar(ch: string, reading: Reading): string {
   const cp = ch.codePointAt(0)!;
   if (isTag(cp)) return String.fromCharCode(cp - 0xe0000);
-  if (isInvisible(ch, cp)) return reading === "space" ? " " : "";
+  if (INVISIBLE.test(ch)) return reading === "space" ? " " : "";
   if (reading !== "bare") return ch.normalize("NFKC");
   const bare = ch.normalize("NFKD").replace(MARKS, "");
   return LOOK_ALIKES[bare] ?? bare;
