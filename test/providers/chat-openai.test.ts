@@ -385,6 +385,41 @@ describe("openai-compatible chat: the stream", () => {
     expect(folded.usage).toEqual({ promptTokens: 64, completionTokens: 93, reasoningTokens: 81 });
   });
 
+  it.each([
+    // OpenAI: reasoning inside completion_tokens, total = prompt + completion.
+    ["inside completion_tokens (OpenAI)", { completion_tokens: 1005, total_tokens: 1015 }, 1005],
+    // xAI (Grok): reasoning beside completion_tokens, total = prompt + completion + reasoning.
+    ["beside completion_tokens (xAI, total says so)", { completion_tokens: 5, total_tokens: 1015 }, 1005],
+    ["beside completion_tokens (more reasoning than completion, no total)", { completion_tokens: 5 }, 1005],
+  ])("bills reasoning tokens reported %s as output", (_name, counts, completionTokens) => {
+    const chunk = openAiChunk(
+      {
+        choices: [],
+        usage: { prompt_tokens: 10, ...counts, completion_tokens_details: { reasoning_tokens: 1000 } },
+      },
+      "xai",
+    );
+    expect(chunk?.usage).toEqual({ promptTokens: 10, completionTokens, reasoningTokens: 1000 });
+  });
+
+  it("reads an empty id and name on a continuation delta (Qwen hosts) as none: one call, not two", async () => {
+    const chunk = (call: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [call] }, finish_reason: null }] })}\n\n`;
+    const text = [
+      chunk({ index: 0, id: "call_A", type: "function", function: { name: "a", arguments: "" } }),
+      chunk({ index: 0, id: "", type: "function", function: { name: "", arguments: '{"x":1}' } }),
+      "data: [DONE]\n\n",
+    ].join("");
+    const chunks = await collect(
+      await openAiCompatibleAdapter.chat!(
+        hello,
+        ctx(() => sse(text)),
+      ),
+    );
+    expect(fold(chunks).tools).toEqual([{ id: "call_A", name: "a", arguments: '{"x":1}' }]);
+    expect(chunks.map((c) => c.choices[0]!.delta.tool_calls![0]!.index)).toEqual([0, 0]);
+  });
+
   it("reports a length finish and cached prompt tokens", async () => {
     const folded = fold(
       await collect(

@@ -142,13 +142,22 @@ function mapUsage(u: Json): ChatUsage {
     promptTokens: int(u.prompt_tokens) ?? 0,
     completionTokens: int(u.completion_tokens) ?? 0,
   };
+  const reasoning = int(completion.reasoning_tokens);
+  if (reasoning) {
+    usage.reasoningTokens = reasoning;
+    // OpenAI counts reasoning inside completion_tokens; xAI (Grok) reports it beside them, which its
+    // total_tokens (prompt + completion + reasoning) shows. Reasoning is output either way, billed as such.
+    const total = int(u.total_tokens);
+    const outside =
+      reasoning > usage.completionTokens ||
+      (total !== undefined && total === usage.promptTokens + usage.completionTokens + reasoning);
+    if (outside) usage.completionTokens += reasoning;
+  }
   // DeepSeek reports cache hits as prompt_cache_hit_tokens (part of prompt_tokens, as OpenAI's cached_tokens).
   const cached = int(prompt.cached_tokens) ?? int(u.prompt_cache_hit_tokens);
   if (cached) usage.cachedTokens = cached;
   const cacheWrite = int(prompt.cache_write_tokens);
   if (cacheWrite) usage.cacheWriteTokens = cacheWrite;
-  const reasoning = int(completion.reasoning_tokens);
-  if (reasoning) usage.reasoningTokens = reasoning;
   return usage;
 }
 
@@ -157,11 +166,12 @@ function mapToolCalls(raw: unknown[]): ChatToolCallDelta[] {
   for (const t of raw) {
     if (!isObject(t)) continue;
     const call: ChatToolCallDelta = { index: int(t.index) ?? out.length };
-    if (typeof t.id === "string") call.id = t.id;
+    // An empty id or name on a continuation delta (Alibaba's Qwen hosts send `id: ""`) is no id or name.
+    if (typeof t.id === "string" && t.id !== "") call.id = t.id;
     if (t.type === "function") call.type = "function";
     if (isObject(t.function)) {
       const fn: { name?: string; arguments?: string } = {};
-      if (typeof t.function.name === "string") fn.name = t.function.name;
+      if (typeof t.function.name === "string" && t.function.name !== "") fn.name = t.function.name;
       if (typeof t.function.arguments === "string") fn.arguments = t.function.arguments;
       call.function = fn;
     }
