@@ -112,7 +112,7 @@ try {
   );
   const keyHash = hash.find((k) => k.name === name).hash;
   for (let i = 0; ; i++) {
-    const res = await fetch(`${ORIGIN}/api/v1/generations?key_hash=${keyHash}`, {
+    const res = await fetch(`${ORIGIN}/api/v1/generations?api_key_hash=${keyHash}`, {
       headers: { Authorization: `Bearer ${managementKey}` },
     });
     if ((await res.json()).data.length >= 3) break;
@@ -188,7 +188,7 @@ try {
     await page.waitForSelector("main[aria-busy=false]");
     check((await page.locator("main .error").count()) === 0, `the ${view} page loads`);
   }
-  await page.goto(`${ORIGIN}/console#generations?key_hash=${keyHash}`);
+  await page.goto(`${ORIGIN}/console#generations?api_key_hash=${keyHash}`);
   await page.waitForSelector("main[aria-busy=false]");
   check((await page.locator("main tbody tr").count()) === 3, "the generations page filters by key");
   await page.screenshot({ path: join(ROOT, "docs", "console-generations.png"), fullPage: true });

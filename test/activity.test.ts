@@ -188,8 +188,14 @@ describe("GET /generations (gateway extension)", () => {
     expect((await list(acct, "?status=failed")).data.map((g) => [g.id, g.status])).toEqual([
       [failed, "failed"],
     ]);
-    const byKey = await list(acct, `?key_hash=${other.hash}`);
-    expect(byKey.data.map((g) => [g.id, g.api_key_hash])).toEqual([[embed, other.hash]]);
+    // api_key_hash, as /activity names it; key_hash, its first name, still reads.
+    for (const name of ["api_key_hash", "key_hash"]) {
+      const byKey = await list(acct, `?${name}=${other.hash}`);
+      expect(
+        byKey.data.map((g) => [g.id, g.api_key_hash]),
+        name,
+      ).toEqual([[embed, other.hash]]);
+    }
     const first = await list(acct, "?limit=2");
     expect(first.data.map((g) => g.id)).toEqual([embed, failed]);
     expect(first.next_offset).toBe(2);
@@ -204,7 +210,16 @@ describe("GET /generations (gateway extension)", () => {
     expect((await list(b)).data).toEqual([]);
     expect((await list(b, `?key_hash=${a.apiKeyHash}`)).data).toEqual([]);
     expect((await call("/generations", { key: a.apiKey })).status).toBe(403);
-    for (const q of ["limit=0", "limit=101", "status=done", "key_hash=xyz", "offset=-1"]) {
+    const twoKeys = `api_key_hash=${a.apiKeyHash}&key_hash=${"0".repeat(64)}`;
+    for (const q of [
+      "limit=0",
+      "limit=101",
+      "status=done",
+      "key_hash=xyz",
+      "api_key_hash=xyz",
+      "offset=-1",
+      twoKeys,
+    ]) {
       const res = await call(`/generations?${q}`, { key: a.managementKey });
       expect(res.status, q).toBe(400);
     }

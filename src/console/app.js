@@ -518,7 +518,7 @@ async function generationsPage(main) {
   const params = new URLSearchParams(location.hash.split("?")[1] ?? "");
   const [{ data: keys }] = await Promise.all([api("/keys?include_disabled=true")]);
   const query = new URLSearchParams({ limit: "50" });
-  for (const name of ["model", "status", "key_hash", "offset"])
+  for (const name of ["model", "status", "api_key_hash", "offset"])
     if (params.get(name)) query.set(name, params.get(name));
   const { data, next_offset } = await api(`/generations?${query}`);
   const labels = new Map(keys.map((k) => [k.hash, `${k.name} (${k.label})`]));
@@ -550,12 +550,12 @@ async function generationsPage(main) {
       "Key",
       h(
         "select",
-        { name: "key_hash" },
+        { name: "api_key_hash" },
         h("option", { value: "" }, "any"),
         keys.map((k) =>
           h(
             "option",
-            { value: k.hash, selected: params.get("key_hash") === k.hash },
+            { value: k.hash, selected: params.get("api_key_hash") === k.hash },
             `${k.name} (${k.label})`,
           ),
         ),

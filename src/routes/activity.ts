@@ -91,12 +91,15 @@ export const activityRoutes = createRouter()
   })
   .openapi(listGenerationsRoute, async (c) => {
     const q = c.req.valid("query");
+    if (q.api_key_hash && q.key_hash && q.api_key_hash !== q.key_hash) {
+      throw badRequest("api_key_hash and key_hash name the same filter: give one");
+    }
     const [{ rows, more }, catalog] = await Promise.all([
       listGenerations(c.env.DB, {
         accountId: c.get("auth").account.id,
         model: q.model,
         status: q.status,
-        keyHash: q.key_hash,
+        keyHash: q.api_key_hash ?? q.key_hash,
         limit: q.limit,
         offset: q.offset,
       }),

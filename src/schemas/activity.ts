@@ -5,6 +5,11 @@ import { GenerationSchema } from "./generations";
 const query = <T extends z.ZodType>(name: string, schema: T): T =>
   schema.openapi({ param: { name, in: "query" } });
 
+const keyHashFilter = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, "must be a key hash")
+  .optional();
+
 export const ActivityQuerySchema = z.object({
   date: query(
     "date",
@@ -18,13 +23,7 @@ export const ActivityQuerySchema = z.object({
       }, "must be a real day")
       .optional(),
   ),
-  api_key_hash: query(
-    "api_key_hash",
-    z
-      .string()
-      .regex(/^[0-9a-f]{64}$/, "must be a key hash")
-      .optional(),
-  ),
+  api_key_hash: query("api_key_hash", keyHashFilter),
   user_id: query("user_id", z.string().min(1).max(128).optional()),
   workspace_id: query("workspace_id", z.string().min(1).max(128).optional()),
   group_by: query("group_by", z.enum(["workspace"]).optional()),
@@ -58,13 +57,9 @@ export const GenerationListQuerySchema = z.object({
   offset: query("offset", z.coerce.number().int().min(0).max(100_000).default(0)),
   model: query("model", z.string().min(1).max(256).optional()),
   status: query("status", z.enum(GENERATION_STATUSES).optional()),
-  key_hash: query(
-    "key_hash",
-    z
-      .string()
-      .regex(/^[0-9a-f]{64}$/, "must be a key hash")
-      .optional(),
-  ),
+  // The name /activity and the listed items use; `key_hash`, its first name, is still read.
+  api_key_hash: query("api_key_hash", keyHashFilter),
+  key_hash: query("key_hash", keyHashFilter),
 });
 
 export const GenerationListItemSchema = GenerationSchema.extend({
