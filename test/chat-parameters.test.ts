@@ -9,6 +9,7 @@ import { findModel } from "../src/catalog/types";
 import { worstCaseMicros } from "../src/inference/chat";
 import { openAiChatBody } from "../src/providers/openai-compatible/chat";
 import anthropicText from "./fixtures/anthropic/text.sse?raw";
+import anthropicThinking from "./fixtures/anthropic/thinking.sse?raw";
 import geminiText from "./fixtures/google-ai-studio/chat-text.sse?raw";
 import textStream from "./fixtures/openai/chat-text.sse?raw";
 import responsesStream from "./fixtures/openai/responses-text.sse?raw";
@@ -72,6 +73,81 @@ describe("sampling parameters an endpoint does not list", () => {
     expect(ok.status).toBe(200);
     await ok.json();
     expect(mock.requests).toHaveLength(1);
+  });
+});
+
+describe("reasoning and output formats an endpoint does not list", () => {
+  const schema = { type: "json_schema", json_schema: { name: "r", schema: { type: "object" } } };
+
+  it("are left out for a model that has none (Claude 3.5, GPT-4.1), sent where the catalog lists them", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [ANTHROPIC_MESSAGES]: sse(anthropicText), [OPENAI]: sse(textStream) });
+    const ask = async (model: string) => {
+      const { res } = await post("/chat/completions", acct.apiKey, {
+        model,
+        messages: hi,
+        reasoning: { effort: "low" },
+        response_format: schema,
+      });
+      expect(res.status, model).toBe(200);
+      await res.json();
+      return mock.requests.at(-1)!.body as Record<string, unknown>;
+    };
+    const haiku = await ask("anthropic/claude-3.5-haiku");
+    expect(haiku).not.toHaveProperty("thinking");
+    expect(haiku).not.toHaveProperty("output_config");
+    const gpt = await ask("openai/gpt-4.1-mini");
+    expect(gpt).not.toHaveProperty("reasoning_effort");
+    expect(gpt).toHaveProperty("response_format");
+    // Opus 4.1 reasons and takes an output format (the catalog lists both).
+    const opus = await ask("anthropic/claude-opus-4.1");
+    expect(opus).toMatchObject({
+      thinking: { type: "enabled" },
+      output_config: { format: { type: "json_schema" } },
+    });
+  });
+
+  it("parallel_tool_calls: false reaches Anthropic as disable_parallel_tool_use", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [ANTHROPIC_MESSAGES]: sse(anthropicText) });
+    const { res } = await post("/chat/completions", acct.apiKey, {
+      model: "anthropic/claude-sonnet-4",
+      messages: hi,
+      tools: [{ type: "function", function: { name: "a", parameters: { type: "object", properties: {} } } }],
+      parallel_tool_calls: false,
+    });
+    expect(res.status).toBe(200);
+    await res.json();
+    expect(mock.requests[0]!.body).toMatchObject({
+      tool_choice: { type: "auto", disable_parallel_tool_use: true },
+    });
+  });
+});
+
+describe("reasoning.exclude", () => {
+  it.each([
+    ["reasoning.exclude", { reasoning: { effort: "low", exclude: true } }],
+    ["include_reasoning: false", { reasoning: { effort: "low" }, include_reasoning: false }],
+  ])("%s: the model thinks (billed), the answer carries none of it, streamed or not", async (_name, ask) => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [ANTHROPIC_MESSAGES]: sse(anthropicThinking) });
+    const body = { model: "anthropic/claude-sonnet-4", messages: hi, ...ask };
+    const { res } = await post("/chat/completions", acct.apiKey, body);
+    expect(res.status).toBe(200);
+    const json = (await res.json()) as {
+      choices: Array<{ message: Record<string, unknown> }>;
+      usage: { completion_tokens: number };
+    };
+    expect(mock.requests[0]!.body).toHaveProperty("thinking");
+    expect(json.choices[0]!.message.content).toBeTruthy();
+    expect(json.choices[0]!.message).not.toHaveProperty("reasoning");
+    expect(json.choices[0]!.message).not.toHaveProperty("reasoning_details");
+    expect(json.usage.completion_tokens).toBeGreaterThan(0);
+    const { res: streamed } = await post("/chat/completions", acct.apiKey, { ...body, stream: true });
+    const text = await streamed.text();
+    expect(text).toContain('"content"');
+    expect(text).not.toContain('"reasoning":');
+    expect(text).not.toContain('"reasoning_details"');
   });
 });
 

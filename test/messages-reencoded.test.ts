@@ -190,7 +190,7 @@ describe("output_config.effort", () => {
       { output_config: { effort: "high" } },
       { output_config: { effort: "high" }, thinking: { type: "disabled" } },
     ]) {
-      const { res } = await post("/messages", acct.apiKey, ask("openai/gpt-4.1-mini", extra));
+      const { res } = await post("/messages", acct.apiKey, ask("openai/gpt-5-mini", extra));
       expect(res.status).toBe(200);
       await res.text();
     }

@@ -80,6 +80,11 @@ export const ChatProvidersConfigSchema = z.strictObject({
                   output_multiple: z.number().positive(),
                 })
                 .optional(),
+              /**
+               * Request parameters this endpoint honours beyond its provider's lists (Anthropic's output
+               * format, from Opus 4.1 on).
+               */
+              parameters: z.array(z.string().min(1)).optional(),
             }),
           )
           .min(1),
@@ -169,13 +174,14 @@ const times = (price: number, multiple: number) => Number((price * multiple).toP
 function endpointOf(
   config: ChatProvidersConfig,
   slug: string,
-  { provider: providerSlug, model: modelId, long_context: long }: EndpointConfig,
+  { provider: providerSlug, model: modelId, long_context: long, parameters: extra }: EndpointConfig,
   m: DatasetModel,
 ): CatalogEndpointInput {
   const provider = config.providers[providerSlug];
   if (!provider) throw new Error(`${slug}: provider '${providerSlug}' is not configured`);
   const parameters = new Set(provider.parameters.always);
   for (const flag of FLAGS) if (m[flag]) for (const p of provider.parameters[flag]) parameters.add(p);
+  for (const p of extra ?? []) parameters.add(p);
   // USD per million tokens is micro-dollars per token: the numbers carry over unchanged.
   const pricing: CatalogEndpointInput["pricing"] = { input_token: m.cost.input, output_token: m.cost.output };
   if (m.cost.cache_read !== undefined) pricing.cache_read_token = m.cost.cache_read;

@@ -10,7 +10,7 @@ import { visitTextFile } from "../guardrails/text-files";
 import { type ApiError, badRequest, clientClosedResponse, forbidden } from "../lib/errors";
 import { scrubbingIterator } from "../providers/errors";
 import { getAdapter } from "../providers/registry";
-import type { ChatMessage, ChatRequest, ChatUsage, UpstreamWire } from "../providers/types";
+import type { ChatChunk, ChatMessage, ChatRequest, ChatUsage, UpstreamWire } from "../providers/types";
 import type { Requirement } from "../routing/filters";
 import type { ChatContentPartBody, ChatRequestBody } from "../schemas/chat";
 import {
@@ -442,10 +442,15 @@ export function adapterRequest(
     ...extras,
     passthrough: body.provider?.options?.[e.provider] as Record<string, unknown> | undefined,
   }) as ChatRequest;
+  // What the endpoint's catalog entry does not list is not sent (a strict upstream refuses it: OpenAI's
+  // reasoning_effort on a model that does not reason, Anthropic's thinking or output format on Claude 3.5).
   const listed = e.capabilities.parameters;
   if (listed) {
     for (const [field, param] of Object.entries(SAMPLING_PARAMS))
       if (!listed.includes(param)) delete request[field as keyof typeof SAMPLING_PARAMS];
+    if (!listed.includes("reasoning")) delete request.reasoning;
+    if (!listed.includes("response_format") && !listed.includes("structured_outputs"))
+      delete request.responseFormat;
   }
   return request;
 }
@@ -466,6 +471,27 @@ export function withAllowedTools(body: ChatRequestBody): ChatRequestBody {
     );
   }
   return { ...body, tools, tool_choice: choice.allowed_tools.mode };
+}
+
+/**
+ * `reasoning.exclude` (and `include_reasoning: false`): the model reasons, and its reasoning tokens are
+ * billed as output, but the answer carries none of it, whatever the provider sends back.
+ */
+function withoutReasoning(iterator: AsyncIterator<ChatChunk>): AsyncIterator<ChatChunk> {
+  return {
+    next: async () => {
+      const result = await iterator.next();
+      if (!result.done) {
+        for (const choice of result.value.choices) {
+          delete choice.delta.reasoning;
+          delete choice.delta.reasoning_details;
+        }
+      }
+      return result;
+    },
+    return: (value?: unknown) =>
+      iterator.return?.(value) ?? Promise.resolve({ done: true, value: undefined as never }),
+  };
 }
 
 /** `include_reasoning` as `reasoning`: false is `exclude: true`, true is `enabled: true`; `reasoning` wins. */
@@ -581,7 +607,8 @@ async function chatUnderPolicy(
           },
         );
         // Errors before the first event are scrubbed by the attempt runner; later ones here.
-        const iterator = scrubbingIterator(stream[Symbol.asyncIterator](), [ctx.credential.apiKey]);
+        const scrubbed = scrubbingIterator(stream[Symbol.asyncIterator](), [ctx.credential.apiKey]);
+        const iterator = body.reasoning?.exclude === true ? withoutReasoning(scrubbed) : scrubbed;
         const first = await iterator.next();
         const provider = attempt.endpoint.provider;
         // A stream that ended before any event is a failed attempt (see endedEmpty): the next one is tried.

@@ -349,6 +349,20 @@ describe("anthropic chat: the request", () => {
     });
   });
 
+  it("leaves thinking out under a tool choice that forces a call (Anthropic refuses both), keeps it under auto", () => {
+    const tools: ChatRequest["tools"] = [
+      { type: "function", function: { name: "a", parameters: { type: "object", properties: {} } } },
+    ];
+    const body = (toolChoice: ChatRequest["toolChoice"]) =>
+      anthropicBody({ ...hello, tools, toolChoice, reasoning: { max_tokens: 2000 } }, "m");
+    expect(body("required")).toMatchObject({ tool_choice: { type: "any" }, max_tokens: 4096 });
+    expect(body("required")).not.toHaveProperty("thinking");
+    const named = body({ type: "function", function: { name: "a" } });
+    expect(named.tool_choice).toEqual({ type: "tool", name: "a" });
+    expect(named).not.toHaveProperty("thinking");
+    expect(body("auto").thinking).toEqual({ type: "enabled", budget_tokens: 2000 });
+  });
+
   it("leaves out sampling Anthropic refuses with thinking on, and maps a JSON schema to output_config", () => {
     const thinking = anthropicBody(
       { ...hello, reasoning: { effort: "medium" }, temperature: 0.2, topP: 0.9, topK: 5 },

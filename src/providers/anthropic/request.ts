@@ -370,11 +370,18 @@ function bounds(request: ChatRequest): { maxTokens: number; budget?: number } {
  * The body sent upstream. Fields Anthropic lacks (penalties, seed, logit_bias, logprobs) are not sent;
  * `json_object` has no equivalent and is dropped, `json_schema` goes to output_config.format. With
  * thinking on, temperature and top_k are left out and top_p only kept from 0.95 up (Anthropic refuses
- * other values then). Passthrough options come last; they cannot change the model or turn streaming off.
+ * other values then), and thinking is off under a tool choice that forces a call (Anthropic refuses
+ * both at once). Passthrough options come last; they cannot change the model or turn streaming off.
  */
 export function anthropicBody(request: ChatRequest, upstreamModel: string): MessageCreateParamsStreaming {
   const { system, messages } = translateMessages(request.messages);
-  const { maxTokens, budget } = bounds(request);
+  const choice = request.tools?.length
+    ? toolChoice(request.toolChoice, request.parallelToolCalls)
+    : undefined;
+  // Anthropic refuses thinking with a tool choice that forces a call ("any" or one tool): the caller's
+  // choice of tool is kept, the thinking left out.
+  const forced = choice?.type === "any" || choice?.type === "tool";
+  const { maxTokens, budget } = bounds(forced ? { ...request, reasoning: undefined } : request);
   const body: MessageCreateParamsStreaming = {
     model: upstreamModel,
     max_tokens: maxTokens,
@@ -388,9 +395,6 @@ export function anthropicBody(request: ChatRequest, upstreamModel: string): Mess
   if (budget === undefined && request.topK !== undefined) body.top_k = request.topK;
   if (request.stop?.length) body.stop_sequences = request.stop;
   if (request.tools?.length) body.tools = tools(request.tools);
-  const choice = request.tools?.length
-    ? toolChoice(request.toolChoice, request.parallelToolCalls)
-    : undefined;
   if (choice) body.tool_choice = choice;
   const format = request.responseFormat;
   if (format?.type === "json_schema" && isObject(format.json_schema) && isObject(format.json_schema.schema)) {
