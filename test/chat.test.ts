@@ -554,6 +554,22 @@ describe("failures", () => {
     expect(gen!.costMicros).toBe(Math.round(usage.usage.cost * 1_000_000));
   });
 
+  it("an estimate never bills more output than max_tokens allowed (short tokens: a run of one letter)", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { res, settled } = await post("/chat/completions", acct.apiKey, {
+      model: "sandbox/chat-truncated",
+      messages: [{ role: "user", content: `${"x".repeat(400)} ${"x".repeat(400)}` }],
+      max_tokens: 3,
+      stream: true,
+    });
+    const id = res.headers.get("x-generation-id")!;
+    const data = await events(res);
+    const usage = JSON.parse(data.at(-2)!) as { usage: { completion_tokens: number; cost: number } };
+    expect(usage.usage.completion_tokens).toBe(3);
+    await settled();
+    expect((await generation(id))!.usage).toMatchObject({ completion_tokens: 3, estimated: 1 });
+  });
+
   it("a stream cut without a finish reason still ends with one: openai's stream helper completes", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { client, settled } = openai(acct.apiKey);

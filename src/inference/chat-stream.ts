@@ -48,6 +48,8 @@ export interface ChatMeta {
   isByok: boolean;
   /** Prompt tokens estimated before the call (used when the upstream reports no usage). */
   promptEstimate: number;
+  /** The most output the attempt asked for (max_tokens or the model's cap): an estimate never passes it. */
+  outputCap?: number;
   /** The cost of a usage, in micro-dollars, split as the usage object reports it. */
   price(usage: ChatUsage): { prompt: number; completion: number };
   /** `debug.echo_upstream_body`: the bodies sent upstream, one per attempted provider, first in the stream. */
@@ -146,7 +148,10 @@ export class Folded {
    * the upstream counted them early if it did (cache reads and writes with them), else the estimate,
    * and the output counted from its text (marked estimated).
    */
-  finalUsage(promptEstimate: number): { usage: ChatUsage; estimated: boolean } {
+  finalUsage({ promptEstimate, outputCap }: Pick<ChatMeta, "promptEstimate" | "outputCap">): {
+    usage: ChatUsage;
+    estimated: boolean;
+  } {
     if (this.usage) return { usage: this.usage, estimated: false };
     let chars = this.content.length + this.reasoning.length + this.refusal.length;
     for (const t of this.tools.values()) chars += t.name.length + t.arguments.length;
@@ -157,7 +162,10 @@ export class Folded {
     } = this.promptUsage ?? {
       promptTokens: promptEstimate,
     };
-    return { usage: { ...prompt, completionTokens: Math.ceil(chars / 4) }, estimated: true };
+    // About four characters a token, never more than the upstream could have written (text whose tokens
+    // are short, such as runs of one letter, would be billed past max_tokens).
+    const completionTokens = Math.min(Math.ceil(chars / 4), outputCap ?? Number.POSITIVE_INFINITY);
+    return { usage: { ...prompt, completionTokens }, estimated: true };
   }
 }
 
@@ -201,7 +209,7 @@ export const chargedOnFailure = (folded: Folded, meta: ChatMeta): ChatMeta =>
   insured(folded, "failed") ? { ...meta, price: NOTHING } : meta;
 
 function finalOf(folded: Folded, meta: ChatMeta, status: Final["status"], error: string | null): Final {
-  const { usage, estimated } = folded.finalUsage(meta.promptEstimate);
+  const { usage, estimated } = folded.finalUsage(meta);
   const { prompt, completion } = (insured(folded, status) ? NOTHING : meta.price)(usage);
   return {
     costMicros: prompt + completion,
@@ -255,12 +263,15 @@ export interface BodyFormat {
   body(folded: Folded, usage: ChatUsage): unknown;
 }
 
-/** The error chunk's `error` (integer code, error_type from the status the spec maps it to). */
+/**
+ * The error chunk's `error` (integer code, error_type from the status the spec maps it to). A timeout
+ * (the idle deadline between chunks) is 408, as the same timeout answers a JSON request.
+ */
 export function streamError(err: unknown): StreamError {
   const e = err instanceof UpstreamError ? err : undefined;
   const code =
     e?.kind === "timeout"
-      ? 524
+      ? 408
       : e?.status === 429 || e?.status === 529 || e?.status === 503
         ? e.status
         : 502;
@@ -406,7 +417,7 @@ export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
       `${folded.finish ? "" : frame(`"choices":[{"index":0,"delta":${ownDelta("")},"finish_reason":"stop"}]`)}${frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`)}data: [DONE]\n\n`,
     // The error chunk also says what the answer used and costs until it broke off (charged as produced).
     fail: (error, folded) => {
-      const { usage } = folded.finalUsage(meta.promptEstimate);
+      const { usage } = folded.finalUsage(meta);
       return frame(
         `"choices":[{"index":0,"delta":${ownDelta(`"content":""`)},"finish_reason":"error"}],"error":${JSON.stringify(error)},"usage":${JSON.stringify(usageWire(usage, chargedOnFailure(folded, meta)))}`,
       );
@@ -468,7 +479,7 @@ export function sseAnswer(
   let over = false;
   const end = (sink: FrameSink) => {
     if (endedEmpty(folded)) return fail(sink, emptyStream(meta.provider));
-    const { usage } = folded.finalUsage(meta.promptEstimate);
+    const { usage } = folded.finalUsage(meta);
     send(sink, format.end(folded, usage));
     // The record says what the client saw: an answer without a finish reason ended as "stop".
     folded.finish ??= "stop";
@@ -650,7 +661,7 @@ export async function jsonAnswer(
       throw err;
     }
   }
-  const { usage } = folded.finalUsage(meta.promptEstimate);
+  const { usage } = folded.finalUsage(meta);
   if (meta.healJson && folded.content) folded.content = healedJson(folded.content);
   return {
     response: json(format.body(folded, usage)),

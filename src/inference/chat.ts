@@ -629,6 +629,7 @@ async function chatUnderPolicy(
         provider: served.attempt.endpoint.provider,
         isByok: served.isByok,
         promptEstimate,
+        outputCap: maxOutputOf(body, served.attempt.endpoint),
         price: chatPrice(served.attempt.endpoint),
         ...(echoes ? { echo: echoes } : {}),
         ...(healJson ? { healJson } : {}),

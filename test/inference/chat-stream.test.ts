@@ -116,7 +116,7 @@ describe("SSE answer clocks", () => {
     expect((await answer.done).status).toBe("completed");
   });
 
-  it("cuts an upstream silent for the idle deadline: an error chunk (524), the upstream aborted, billed as produced", async () => {
+  it("cuts an upstream silent for the idle deadline: an error chunk (408, as a JSON answer), the upstream aborted, billed as produced", async () => {
     const up = upstream();
     const answer = sseAnswer(up.opened, meta);
     const out = reader(answer.response);
@@ -132,7 +132,7 @@ describe("SSE answer clocks", () => {
       .at(-1)!;
     const frame = JSON.parse(last.slice(6));
     expect(frame.choices[0].finish_reason).toBe("error");
-    expect(frame.error).toMatchObject({ code: 524, metadata: { error_type: "timeout" } });
+    expect(frame.error).toMatchObject({ code: 408, metadata: { error_type: "timeout" } });
     expect(up.opened.abort.signal.aborted).toBe(true);
     const final = await answer.done;
     expect(final.status).toBe("failed");

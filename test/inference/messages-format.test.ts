@@ -213,8 +213,8 @@ function stream(chunks: ChatChunk[]) {
     text += format.chunk(chunk, folded);
     json.chunk?.(chunk, folded);
   }
-  text += format.end(folded, folded.finalUsage(10).usage);
-  const body = json.body(folded, folded.finalUsage(10).usage) as { content: unknown[] };
+  text += format.end(folded, folded.finalUsage({ promptEstimate: 10 }).usage);
+  const body = json.body(folded, folded.finalUsage({ promptEstimate: 10 }).usage) as { content: unknown[] };
   const frames = text
     .split("\n\n")
     .filter(Boolean)

@@ -64,7 +64,7 @@ function both(req: ResponsesRequest, chunks: ChatChunk[]) {
     text += format.chunk(chunk, folded);
     json.chunk?.(chunk, folded);
   }
-  const { usage } = folded.finalUsage(meta.promptEstimate);
+  const { usage } = folded.finalUsage(meta);
   text += format.end(folded, usage);
   const events = text
     .split("\n\n")

@@ -59,7 +59,7 @@ export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
         if (!payload) break;
         delta = true;
         // The chunk of this event is already folded: its usage is the cumulative one billed so far.
-        const { usage } = folded.finalUsage(meta.promptEstimate);
+        const { usage } = folded.finalUsage(meta);
         payload.usage = { ...(isObject(payload.usage) ? payload.usage : {}), ...gatewayCost(usage, meta) };
         return `${debug()}${frame("message_delta", payload)}`;
       }
@@ -102,7 +102,7 @@ export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
     // mapped through its status), in the same envelope as on the re-encoding path.
     // Usage until the break (unless the upstream's message_delta already said it), then the error.
     fail: (error, folded) => {
-      const { usage } = folded.finalUsage(meta.promptEstimate);
+      const { usage } = folded.finalUsage(meta);
       const said = delta ? "" : failureDelta(usage, chargedOnFailure(folded, meta));
       return `${debug()}${said}${frame("error", anthropicErrorEnvelope(error.code, error.message))}`;
     },

@@ -178,7 +178,7 @@ export function messagesStream(meta: ChatMeta): StreamFormat {
     // without a stop reason, where a Messages client reads usage; then the error.
     fail: (error, folded) => {
       blocks.close();
-      const { usage } = folded.finalUsage(meta.promptEstimate);
+      const { usage } = folded.finalUsage(meta);
       return `${take()}${failureDelta(usage, chargedOnFailure(folded, meta))}${frame(
         "error",
         anthropicErrorEnvelope(error.code, error.message),

@@ -147,7 +147,7 @@ export function responsesPassthroughStream(meta: ChatMeta): StreamFormat {
       payload.response = ours(response, meta);
       if (TERMINAL.has(type) && isObject(response.usage)) {
         // The chunk of this event is already folded: its usage is the one billed.
-        const { usage } = folded.finalUsage(meta.promptEstimate);
+        const { usage } = folded.finalUsage(meta);
         (payload.response as Json).usage = usageWithCost(response.usage, folded, usage, meta);
       }
     }
@@ -186,7 +186,7 @@ export function responsesPassthroughStream(meta: ChatMeta): StreamFormat {
     // The gateway's own failure (its deadlines, a broken connection, the upstream's error event mapped
     // through its status), worded as on the re-encoding path; the output as it stood, unfinished items incomplete.
     fail: (error, folded) => {
-      const { usage } = folded.finalUsage(meta.promptEstimate);
+      const { usage } = folded.finalUsage(meta);
       const response = {
         ...ours(snapshot.response, meta),
         status: "failed",

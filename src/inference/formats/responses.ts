@@ -351,7 +351,7 @@ function responsesBuilder(req: ResponsesRequest, meta: ChatMeta, write: boolean)
               : { ...c.item, name: c.call.name, status: "incomplete" };
       }
       for (const call of tools.rest()) output.push(callItem(call, call.arguments, "incomplete"));
-      const { usage } = folded.finalUsage(meta.promptEstimate);
+      const { usage } = folded.finalUsage(meta);
       return `${lifecycle("response.failed", { status: "failed", output, error, usage: responsesUsage(usage, chargedOnFailure(folded, meta)) })}data: [DONE]\n\n`;
     },
     keepalive: KEEPALIVE,
