@@ -314,6 +314,35 @@ describe("an OpenAI Responses upstream's stream passed through to a responses cl
     await f.settled();
   });
 
+  it("@openrouter/sdk reads every passed-through event of a stream, a failed one's too", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const types = async (stream: string) => {
+      upstream({ [RESPONSES]: sse(stream) });
+      const f = clientFetch();
+      const events = (await sdkFor(acct.apiKey, undefined, f.fetch).responses.send({
+        responsesRequest: { model: "openai/gpt-5", input: "Weather?", tools: [weather], stream: true },
+      })) as unknown as AsyncIterable<{ type: string }>;
+      const seen: string[] = [];
+      for await (const event of events) seen.push(event.type);
+      await f.settled();
+      return seen;
+    };
+    // An event the SDK's reader refuses comes out as UNKNOWN: every one must be read as its own type.
+    const tools = await types(reasoningTools);
+    expect(tools).not.toContain("UNKNOWN");
+    expect(tools).toEqual(
+      expect.arrayContaining([
+        "response.created",
+        "response.in_progress",
+        "response.function_call_arguments.done",
+        "response.completed",
+      ]),
+    );
+    const failed = await types(failedStream);
+    expect(failed).not.toContain("UNKNOWN");
+    expect(failed.at(-1)).toBe("response.failed");
+  });
+
   it("fails over before the first byte: the failed upstream's response.created never reaches the client", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const head = textStream.split("\n\n").slice(0, 3).join("\n\n");

@@ -88,6 +88,12 @@ class ResponseSnapshot {
     }
   }
 
+  /** The name of the function call at an output index ("" when none is known). */
+  callName(at: unknown): string {
+    const item = typeof at === "number" ? this.items[at] : undefined;
+    return str(item?.name);
+  }
+
   /** The output items so far; those never finished are marked `status` (incomplete, or as the answer ended). */
   output(status: string): Json[] {
     return this.items.flatMap((item, i) =>
@@ -97,16 +103,28 @@ class ResponseSnapshot {
 }
 
 /**
- * The response with the gateway's id and model. OpenAI leaves out the sampling penalties its Responses API
- * has no field for; the strict readers (@openrouter/sdk) require them, so they are added as null.
+ * Fields of a response the strict readers (@openrouter/sdk) require, present even when null, that OpenAI
+ * leaves out: the sampling penalties its Responses API has no field for, and `completed_at` until the
+ * response completed (the others are there in its events, and kept null where one is not).
  */
-const ours = (response: Json, meta: ChatMeta): Json => ({
-  ...response,
-  id: meta.id,
-  model: meta.model,
-  ...("frequency_penalty" in response ? {} : { frequency_penalty: null }),
-  ...("presence_penalty" in response ? {} : { presence_penalty: null }),
-});
+const REQUIRED_NULLABLE = [
+  "completed_at",
+  "error",
+  "incomplete_details",
+  "instructions",
+  "metadata",
+  "temperature",
+  "top_p",
+  "frequency_penalty",
+  "presence_penalty",
+] as const;
+
+/** The response with the gateway's id and model, and every field the strict readers require. */
+function ours(response: Json, meta: ChatMeta): Json {
+  const out: Json = { ...response, id: meta.id, model: meta.model };
+  for (const field of REQUIRED_NULLABLE) if (!(field in out)) out[field] = null;
+  return out;
+}
 
 /** The upstream's events for a streaming responses client. */
 export function responsesPassthroughStream(meta: ChatMeta): StreamFormat {
@@ -141,7 +159,11 @@ export function responsesPassthroughStream(meta: ChatMeta): StreamFormat {
     const upstreamSeq = payload.sequence_number;
     if (typeof upstreamSeq === "number") seq = upstreamSeq + offset;
     const response = isObject(payload.response) ? payload.response : undefined;
-    if (!response && offset === 0) return rawFrame(event.event, event.data);
+    // OpenAI's function_call_arguments.done has no `name`; the strict readers require it (the call's, as
+    // its output_item.added gave it).
+    const unnamedCall = type === "response.function_call_arguments.done" && typeof payload.name !== "string";
+    if (unnamedCall) payload.name = snapshot.callName(payload.output_index);
+    if (!response && !unnamedCall && offset === 0) return rawFrame(event.event, event.data);
     if (typeof upstreamSeq === "number") payload.sequence_number = seq;
     if (response) {
       payload.response = ours(response, meta);
