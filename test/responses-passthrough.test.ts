@@ -55,6 +55,24 @@ type Json = Record<string, unknown>;
  * What the client must receive for an upstream stream, as framesOf splits it: every frame as sent, but the
  * response objects' id, model and (on the last) the usage's cost.
  */
+/** What @openrouter/sdk requires of a response, null when OpenAI leaves it out. */
+const withRequiredNulls = (response: Json): Json => ({
+  ...Object.fromEntries(
+    [
+      "completed_at",
+      "error",
+      "incomplete_details",
+      "instructions",
+      "metadata",
+      "temperature",
+      "top_p",
+      "frequency_penalty",
+      "presence_penalty",
+    ].map((field) => [field, null]),
+  ),
+  ...response,
+});
+
 function rewritten(upstreamText: string, id: string, model: string, micros: number) {
   return upstreamText
     .split("\n\n")
@@ -63,13 +81,7 @@ function rewritten(upstreamText: string, id: string, model: string, micros: numb
       const [head, line] = f.split("\n") as [string, string];
       const payload = JSON.parse(line.slice(6));
       if (!payload.response) return `${f}\n\n`;
-      payload.response = {
-        ...payload.response,
-        id,
-        model,
-        frequency_penalty: null,
-        presence_penalty: null,
-      };
+      payload.response = { ...withRequiredNulls(payload.response), id, model };
       if (payload.response.usage) {
         payload.response.usage = {
           ...payload.response.usage,
@@ -146,13 +158,7 @@ describe("an OpenAI Responses upstream's stream passed through to a responses cl
     const created = JSON.parse(textStream.split("\n")[1]!.slice(6));
     expect((frames[0] as { payload: Json }).payload).toEqual({
       ...created,
-      response: {
-        ...created.response,
-        id,
-        model: "openai/gpt-4.1-mini",
-        frequency_penalty: null,
-        presence_penalty: null,
-      },
+      response: { ...withRequiredNulls(created.response), id, model: "openai/gpt-4.1-mini" },
     });
 
     expect(mock.requests).toHaveLength(1);
