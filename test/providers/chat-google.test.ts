@@ -258,6 +258,43 @@ describe("google-gemini request", () => {
     expect(think({ effort: "max" }, 20_000)).toEqual({ includeThoughts: true, thinkingBudget: 20000 });
     expect(think({ effort: "max" }, 65536)).toEqual({ includeThoughts: true, thinkingBudget: 24576 });
   });
+
+  it("keeps budgets within what each model takes: 2.5 Pro always thinks (128..32768), Flash up to 24576", () => {
+    const think = (model: string, reasoning: ChatRequest["reasoning"]) =>
+      thinkingConfig({ messages: hi, reasoning }, model);
+    // 2.5 Pro refuses a zero budget: off is its least budget, thoughts hidden.
+    expect(think("gemini-2.5-pro", { enabled: false })).toEqual({
+      includeThoughts: false,
+      thinkingBudget: 128,
+    });
+    expect(think("gemini-2.5-pro", { effort: "none" })).toEqual({
+      includeThoughts: false,
+      thinkingBudget: 128,
+    });
+    expect(think("gemini-2.5-pro", { max_tokens: 50 })).toEqual({
+      includeThoughts: true,
+      thinkingBudget: 128,
+    });
+    expect(think("gemini-2.5-pro", { max_tokens: 40_000 })).toEqual({
+      includeThoughts: true,
+      thinkingBudget: 32768,
+    });
+    expect(think("gemini-2.5-flash", { max_tokens: 40_000 })).toEqual({
+      includeThoughts: true,
+      thinkingBudget: 24576,
+    });
+    expect(think("gemini-2.5-flash", { enabled: false })).toEqual({ thinkingBudget: 0 });
+    expect(think("gemini-2.5-flash-lite", { max_tokens: 100 })).toEqual({
+      includeThoughts: true,
+      thinkingBudget: 512,
+    });
+    // The body sent names the model's range too.
+    expect(
+      geminiBody({ messages: hi, reasoning: { enabled: false } }, "gemini-2.5-pro").generationConfig,
+    ).toEqual({
+      thinkingConfig: { includeThoughts: false, thinkingBudget: 128 },
+    });
+  });
 });
 
 describe("google-gemini stream", () => {

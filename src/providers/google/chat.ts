@@ -81,8 +81,8 @@ async function* chunks(res: Response, call: CallContext): AsyncGenerator<ChatChu
 }
 
 export async function geminiChat(request: ChatRequest, call: CallContext): Promise<ChatStream> {
-  const body = geminiBody(request);
   const { baseUrl, upstreamModel } = call.endpoint;
+  const body = geminiBody(request, upstreamModel);
   const res = await postForStream(
     call,
     `${baseUrl}/models/${encodeURIComponent(upstreamModel)}:streamGenerateContent?alt=sse`,

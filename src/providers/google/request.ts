@@ -223,7 +223,7 @@ function toolConfig(choice: unknown): Json | undefined {
   return undefined;
 }
 
-/** Share of the completion bound an effort may think for; budgets stay within what every 2.5 model takes. */
+/** Share of the completion bound an effort may think for. */
 const EFFORT_SHARE: Record<string, number> = {
   minimal: 0.1,
   low: 0.2,
@@ -232,28 +232,46 @@ const EFFORT_SHARE: Record<string, number> = {
   xhigh: 0.9,
   max: 1,
 };
-const MIN_THINKING_BUDGET = 1024;
-const MAX_THINKING_BUDGET = 24_576;
+const MIN_EFFORT_BUDGET = 1024;
 const EFFORT_BASE = 32_768;
 
+/** The thinking budgets a model takes (Google refuses others with 400), and whether 0 turns thinking off. */
+interface ThinkingRange {
+  min: number;
+  max: number;
+  canDisable: boolean;
+}
+const THINKING_RANGES: Array<[RegExp, ThinkingRange]> = [
+  [/^gemini-2\.5-pro/, { min: 128, max: 32_768, canDisable: false }],
+  [/^gemini-2\.5-flash-lite/, { min: 512, max: 24_576, canDisable: true }],
+];
+/** Gemini 2.5 Flash's, and what other models are sent. */
+const DEFAULT_RANGE: ThinkingRange = { min: 1, max: 24_576, canDisable: true };
+
+const rangeOf = (model: string) =>
+  THINKING_RANGES.find(([pattern]) => pattern.test(model))?.[1] ?? DEFAULT_RANGE;
+const clamp = (n: number, { min, max }: ThinkingRange) => Math.min(max, Math.max(min, n));
+
 /**
- * `reasoning` as thinkingConfig: disabled (enabled false, effort none) is a zero budget; max_tokens is
- * the budget; an effort is a share of min(maxTokens, 32768) within 1024..24576; neither leaves the
- * budget to the model (dynamic thinking). Thoughts are included unless `exclude` is set.
+ * `reasoning` as thinkingConfig, within the model's budgets: disabled (enabled false, effort none) is a
+ * zero budget, or on a model that always thinks (2.5 Pro) its least budget with the thoughts hidden;
+ * max_tokens is the budget; an effort is a share of min(maxTokens, 32768), at least 1024; neither leaves
+ * the budget to the model (dynamic thinking). Thoughts are included unless `exclude` is set.
  */
-export function thinkingConfig(request: ChatRequest): Json | undefined {
+export function thinkingConfig(request: ChatRequest, upstreamModel = ""): Json | undefined {
   const r = request.reasoning;
   if (!r) return undefined;
-  if (r.enabled === false || r.effort === "none") return { thinkingBudget: 0 };
+  const range = rangeOf(upstreamModel);
+  if (r.enabled === false || r.effort === "none") {
+    return range.canDisable ? { thinkingBudget: 0 } : { includeThoughts: false, thinkingBudget: range.min };
+  }
   const config: Json = { includeThoughts: r.exclude !== true };
   const share = r.effort ? EFFORT_SHARE[r.effort] : undefined;
-  if (r.max_tokens !== undefined) config.thinkingBudget = r.max_tokens;
-  else if (share !== undefined) {
+  if (r.max_tokens !== undefined) {
+    config.thinkingBudget = r.max_tokens === 0 && range.canDisable ? 0 : clamp(r.max_tokens, range);
+  } else if (share !== undefined) {
     const base = Math.min(request.maxTokens ?? EFFORT_BASE, EFFORT_BASE);
-    config.thinkingBudget = Math.min(
-      MAX_THINKING_BUDGET,
-      Math.max(MIN_THINKING_BUDGET, Math.floor(base * share)),
-    );
+    config.thinkingBudget = clamp(Math.max(MIN_EFFORT_BUDGET, Math.floor(base * share)), range);
   }
   return config;
 }
@@ -275,7 +293,7 @@ function responseFormat(format: ChatRequest["responseFormat"]): Json {
  * The JSON body of `:streamGenerateContent`. Passthrough options (`provider.options.<provider>`):
  * `generationConfig` (merged over the mapped one), `safetySettings` and `cachedContent`, sent as given.
  */
-export function geminiBody(request: ChatRequest): Json {
+export function geminiBody(request: ChatRequest, upstreamModel = ""): Json {
   const { contents, system } = geminiContents(request.messages);
   const body: Json = { contents };
   if (system.length > 0) body.systemInstruction = { parts: system.map((text) => ({ text })) };
@@ -294,7 +312,7 @@ export function geminiBody(request: ChatRequest): Json {
   set("stopSequences", request.stop?.length ? request.stop : undefined);
   set("seed", request.seed);
   Object.assign(config, responseFormat(request.responseFormat));
-  set("thinkingConfig", thinkingConfig(request));
+  set("thinkingConfig", thinkingConfig(request, upstreamModel));
   // Provider options add generation settings under the gateway's own (see ../options.ts).
   const options = optionsOf(request.passthrough);
   const merged = isRecord(options.generationConfig) ? { ...options.generationConfig, ...config } : config;
