@@ -6,7 +6,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { getCatalog } from "../src/catalog/cache";
 import { findModel } from "../src/catalog/types";
-import { worstCaseMicros } from "../src/inference/chat";
+import { fittedEffort, worstCaseMicros } from "../src/inference/chat";
 import { openAiChatBody } from "../src/providers/openai-compatible/chat";
 import anthropicText from "./fixtures/anthropic/text.sse?raw";
 import anthropicThinking from "./fixtures/anthropic/thinking.sse?raw";
@@ -121,6 +121,44 @@ describe("reasoning and output formats an endpoint does not list", () => {
     expect(mock.requests[0]!.body).toMatchObject({
       tool_choice: { type: "auto", disable_parallel_tool_use: true },
     });
+  });
+});
+
+describe("reasoning effort", () => {
+  it("is fitted to the efforts an endpoint takes: the nearest (the higher of two), none where it takes none", () => {
+    const gpt5 = ["minimal", "low", "medium", "high"];
+    expect(fittedEffort("max", gpt5)).toBe("high");
+    expect(fittedEffort("xhigh", gpt5)).toBe("high");
+    expect(fittedEffort("none", gpt5)).toBe("minimal");
+    expect(fittedEffort("low", gpt5)).toBe("low");
+    expect(fittedEffort("medium", ["low", "high"])).toBe("high");
+    expect(fittedEffort("minimal", ["low", "medium", "high"])).toBe("low");
+    expect(fittedEffort("high", [])).toBeUndefined();
+    expect(fittedEffort("max", undefined)).toBe("max");
+  });
+
+  it("reaches each upstream as it takes it: gpt-5 high for max, Groq low for minimal, grok-4 none", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({
+      [OPENAI]: sse(textStream),
+      "POST api.groq.com/openai/v1/chat/completions": sse(textStream),
+      "POST api.x.ai/v1/chat/completions": sse(textStream),
+    });
+    const sent = async (model: string, effort: string, provider?: Record<string, unknown>) => {
+      const { res } = await post("/chat/completions", acct.apiKey, {
+        model,
+        messages: hi,
+        reasoning: { effort },
+        ...(provider ? { provider } : {}),
+      });
+      expect(res.status, model).toBe(200);
+      await res.json();
+      return (mock.requests.at(-1)!.body as { reasoning_effort?: string }).reasoning_effort;
+    };
+    expect(await sent("openai/gpt-5-mini", "max")).toBe("high");
+    expect(await sent("openai/gpt-oss-120b", "minimal", { only: ["groq"] })).toBe("low");
+    expect(await sent("x-ai/grok-3-mini", "medium")).toBe("high");
+    expect(await sent("x-ai/grok-4", "high")).toBeUndefined();
   });
 });
 

@@ -3,6 +3,8 @@
 import { z } from "zod";
 import {
   CATALOG_REGIONS,
+  type Capabilities,
+  CapabilitiesSchema,
   type CatalogInput,
   CatalogModelSchema,
   EndpointPoliciesSchema,
@@ -62,6 +64,8 @@ export const ChatProvidersConfigSchema = z.strictObject({
          * Claude, say): added to every endpoint's, which the provider's `input_modalities` still narrow.
          */
         inputs: CatalogModelSchema.shape.input_modalities.unwrap().optional(),
+        /** The reasoning efforts every endpoint of the model takes (the dataset does not say). */
+        reasoning_efforts: CapabilitiesSchema.shape.reasoning_efforts,
         /** In routing preference order; `model` is the dataset's model id, sent upstream as is. */
         endpoints: z
           .array(
@@ -176,6 +180,7 @@ function endpointOf(
   slug: string,
   { provider: providerSlug, model: modelId, long_context: long, parameters: extra }: EndpointConfig,
   m: DatasetModel,
+  reasoningEfforts: Capabilities["reasoning_efforts"],
 ): CatalogEndpointInput {
   const provider = config.providers[providerSlug];
   if (!provider) throw new Error(`${slug}: provider '${providerSlug}' is not configured`);
@@ -217,6 +222,7 @@ function endpointOf(
       max_output_tokens: m.limit.output,
       parameters: [...parameters].sort(),
       inputs: endpointInputs(config, slug, providerSlug, m),
+      ...(reasoningEfforts ? { reasoning_efforts: reasoningEfforts } : {}),
     },
     policies: provider.policies,
     regions: provider.regions,
@@ -254,7 +260,7 @@ export function generateChatModels(config: ChatProvidersConfig, dataset: Dataset
       created: Math.max(...served.map((s) => unixSeconds(s.data.release_date))),
       context_length: Math.max(...served.map((s) => s.data.limit.context)),
       input_modalities: MODALITY_ORDER.filter((m) => inputs.has(m)),
-      endpoints: served.map((s) => endpointOf(config, entry.slug, s, s.data)),
+      endpoints: served.map((s) => endpointOf(config, entry.slug, s, s.data, entry.reasoning_efforts)),
     };
   });
   return models.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));

@@ -49,6 +49,9 @@ export const PricingSchema = z.strictObject({
 export type Pricing = z.infer<typeof PricingSchema>;
 
 /** What an endpoint can do; the router filters on these, adapters read the ones of their modality. */
+/** Reasoning efforts, least to most (the request's `reasoning.effort` takes any of them). */
+export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
+
 export const CapabilitiesSchema = z.strictObject({
   // embeddings
   /** Native vector size; requests for other sizes need `dimensions_configurable`. */
@@ -81,6 +84,11 @@ export const CapabilitiesSchema = z.strictObject({
   max_output_tokens: z.int().min(1).optional(),
   /** Request parameters the endpoint honours (OpenRouter's `supported_parameters` names). */
   parameters: z.array(z.string().min(1)).optional(),
+  /**
+   * The reasoning efforts the upstream takes (OpenAI's gpt-5 minimal..high, xAI's grok-3-mini low and high,
+   * none for one that takes no effort); another effort is sent as the nearest it takes. Absent: as asked.
+   */
+  reasoning_efforts: z.array(z.enum(REASONING_EFFORTS)).optional(),
 });
 export type Capabilities = z.infer<typeof CapabilitiesSchema>;
 

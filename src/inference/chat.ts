@@ -3,6 +3,7 @@
 // format. Routes translate their body into the chat normal form (ChatRequestBody) and supply a format.
 import type { Context } from "hono";
 import type { Pricing } from "../catalog/schema";
+import { REASONING_EFFORTS } from "../catalog/schema";
 import { type CatalogEndpointEntry, OUTPUT_MODALITY } from "../catalog/types";
 import type { AppEnv } from "../env";
 import { filterTexts } from "../guardrails/apply-filters";
@@ -452,7 +453,30 @@ export function adapterRequest(
     if (!listed.includes("response_format") && !listed.includes("structured_outputs"))
       delete request.responseFormat;
   }
+  if (request.reasoning?.effort) {
+    const effort = fittedEffort(request.reasoning.effort, e.capabilities.reasoning_efforts);
+    if (effort) request.reasoning.effort = effort;
+    else delete request.reasoning.effort;
+  }
   return request;
+}
+
+/**
+ * A reasoning effort as an endpoint takes it: as asked when it takes that one (or its catalog entry does
+ * not say), else the nearest it takes (the higher of two as near: `medium` to xAI's low/high is high;
+ * `max` to gpt-5 is high, `none` minimal); undefined for an endpoint that takes no effort.
+ */
+export function fittedEffort(effort: string, accepted: readonly string[] | undefined): string | undefined {
+  if (!accepted || accepted.includes(effort)) return effort;
+  const rank = (e: string) => (REASONING_EFFORTS as readonly string[]).indexOf(e);
+  let best: string | undefined;
+  for (const candidate of accepted) {
+    const distance = Math.abs(rank(candidate) - rank(effort));
+    const bestDistance = best === undefined ? Number.POSITIVE_INFINITY : Math.abs(rank(best) - rank(effort));
+    if (distance < bestDistance || (distance === bestDistance && rank(candidate) > rank(best!)))
+      best = candidate;
+  }
+  return best;
 }
 
 /**

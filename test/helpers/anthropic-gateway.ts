@@ -18,6 +18,7 @@ const PROVIDER_KEYS = JSON.stringify({
   "google-ai-studio": "g-platform",
   groq: "gsk-platform",
   openai: "sk-openai-platform",
+  xai: "xai-platform",
 });
 
 export const sse = (text: string) => () =>
