@@ -558,7 +558,9 @@ export function admissionFor(
   return {
     generationId,
     model: plan.model,
-    isFreeModel: free.length > 0,
+    // A free-model request when its first attempt is on a free model: a paid model with a `:free` one
+    // among its fallbacks does not use up the free limits (it reserves the paid worst case instead).
+    isFreeModel: plan.attempts[0]?.model.isFree === true,
     worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => worstCaseMicros(a, plan))),
     byok: plan.attempts.every((a) => a.credential.source === "byok"),
     exemptFromFreeLimits:

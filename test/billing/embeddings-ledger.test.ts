@@ -131,6 +131,28 @@ describe("ledger through POST /embeddings", () => {
     expect(info.free_model_daily_requests.used).toBe(20);
   }, 60_000);
 
+  it("a paid model with a :free fallback is a paid request: the free limits are not used up by it", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await setLedgerClock(acct.accountId, Date.UTC(2031, 0, 15, 9, 30, 10));
+    for (let i = 0; i < 25; i++) {
+      const res = await call("/embeddings", {
+        method: "POST",
+        key: acct.apiKey,
+        body: { model: "sandbox/embed-small", models: ["sandbox/embed-small:free"], input: TEXT },
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { model: string }).model).toBe("sandbox/embed-small");
+    }
+    const info = (
+      (await (await call("/key", { key: acct.apiKey })).json()) as {
+        data: { free_model_daily_requests: { used: number } };
+      }
+    ).data;
+    expect(info.free_model_daily_requests.used).toBe(0);
+    // The free model itself still has its whole minute.
+    expect((await embed(acct.apiKey, "sandbox/embed-small:free")).status).toBe(200);
+  }, 60_000);
+
   it("requests on the caller's own key are not held to the free-model limits, nor fall back to the platform's", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
     await setLedgerClock(acct.accountId, Date.UTC(2031, 0, 16, 8, 30, 10));
