@@ -211,6 +211,44 @@ describe("a BYOK key echoed by a chat upstream", () => {
     await expectNowhere(secret, [body]);
   });
 
+  it("a key shaped like a key with base64 characters in it, echoed anywhere in a long message, leaves no part", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const tail = `${crypto.randomUUID().slice(0, 8)}+${crypto.randomUUID().slice(0, 8)}==`;
+    // The key's shape (sk-proj-...) ends at the `/`: redacting the shape first would leave the tail.
+    const secret = `sk-proj-7Hq2LmN9pX4vR8tK/${tail}`;
+    await addByok(acct, "openai", secret);
+    const padding = "x ".repeat(245);
+    const upstream = mockUpstream({
+      "POST api.openai.com/v1/chat/completions": (req) =>
+        json(
+          {
+            error: {
+              code: "invalid_api_key",
+              message: `${padding}Incorrect API key provided: ${req.headers.authorization?.replace(/^Bearer /, "")}`,
+            },
+          },
+          401,
+        ),
+    });
+    restore = upstream.restore;
+    const bodies: string[] = [];
+    for (const stream of [false, true]) {
+      const { res, settled } = await post("/chat/completions", acct.apiKey, {
+        model: "openai/gpt-4.1-mini",
+        messages: [{ role: "user", content: "hi" }],
+        stream,
+      });
+      await settled();
+      const body = await res.text();
+      expect(res.status).toBe(502);
+      expect(body).toContain(`Incorrect API key provided: ${REDACTED}`);
+      bodies.push(body);
+    }
+    await expectNowhere(secret, bodies);
+    await expectNowhere(tail, bodies);
+    await expectNowhere(tail.slice(0, 8), bodies);
+  });
+
   it("messages: an Anthropic upstream's error answer and its mid-stream error event", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const secret = canary();

@@ -3,6 +3,18 @@ import { redactKeyShapes, redactSecrets } from "../lib/redact";
 
 export type UpstreamFailureKind = "http" | "timeout" | "connection" | "credential" | "invalid_response";
 
+/** Longest message an UpstreamError carries (cut after redaction, so a cut never leaves part of a key). */
+const MAX_MESSAGE = 1000;
+
+/**
+ * The texts as the upstream wrote them, kept beside each error (never on it, so never logged or
+ * serialised with it): the exact credential is removed from these, before anything key-shaped is
+ * (removing a key's shape first leaves the rest of a key with `/`, `+` or `=` in it unfound).
+ */
+const rawTexts = new WeakMap<UpstreamError, { message: string; providerCode?: string }>();
+
+const bounded = (text: string) => (text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}...` : text);
+
 /**
  * One failed attempt. `retryable` decides failover: the router tries the next candidate only when it is
  * true. The message is safe to show callers: anything shaped like a credential is removed here, and
@@ -26,12 +38,16 @@ export class UpstreamError extends Error {
     retryAfterSeconds?: number;
     retryable?: boolean;
   }) {
-    super(redactKeyShapes(init.message));
+    super(bounded(redactKeyShapes(init.message)));
     this.name = "UpstreamError";
     this.kind = init.kind;
     this.status = init.status;
     this.providerCode =
-      typeof init.providerCode === "string" ? redactKeyShapes(init.providerCode) : init.providerCode;
+      typeof init.providerCode === "string" ? bounded(redactKeyShapes(init.providerCode)) : init.providerCode;
+    rawTexts.set(this, {
+      message: init.message,
+      providerCode: typeof init.providerCode === "string" ? init.providerCode : undefined,
+    });
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.retryable = init.retryable ?? defaultRetryable(init.kind, init.status);
   }
@@ -41,12 +57,13 @@ export class UpstreamError extends Error {
 export function withoutSecrets(err: UpstreamError, secrets: Iterable<string>): UpstreamError {
   const list = [...secrets].filter((s) => s.length >= 4);
   if (list.length === 0) return err;
+  const raw = rawTexts.get(err) ?? { message: err.message };
+  const code = raw.providerCode ?? err.providerCode;
   return new UpstreamError({
     kind: err.kind,
-    message: redactSecrets(err.message, list),
+    message: redactSecrets(raw.message, list),
     status: err.status,
-    providerCode:
-      typeof err.providerCode === "string" ? redactSecrets(err.providerCode, list) : err.providerCode,
+    providerCode: typeof code === "string" ? redactSecrets(code, list) : code,
     retryAfterSeconds: err.retryAfterSeconds,
     retryable: err.retryable,
   });
@@ -132,7 +149,7 @@ export function extractProviderError(text: string): { code?: string | number; me
       inner.message ?? (typeof record.error === "string" ? record.error : undefined) ?? record.message;
     return {
       code: typeof code === "string" || typeof code === "number" ? code : undefined,
-      message: typeof message === "string" ? message.slice(0, 500) : undefined,
+      message: typeof message === "string" ? message : undefined,
     };
   } catch {
     return {};

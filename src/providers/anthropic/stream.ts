@@ -44,7 +44,7 @@ type Block =
 export function anthropicStreamError(payload: unknown, provider: string): UpstreamError {
   const error = isObject(payload) && isObject(payload.error) ? payload.error : {};
   const type = typeof error.type === "string" ? error.type : undefined;
-  const message = typeof error.message === "string" ? error.message.slice(0, 500) : undefined;
+  const message = typeof error.message === "string" ? error.message : undefined;
   return new UpstreamError({
     kind: "http",
     status: type ? ERROR_STATUS[type] : undefined,

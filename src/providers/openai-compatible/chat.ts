@@ -221,7 +221,7 @@ function streamError(error: unknown, provider: string): UpstreamError {
     kind: "http",
     status: numeric !== undefined && numeric >= 400 && numeric <= 599 ? numeric : undefined,
     providerCode: typeof code === "string" || typeof code === "number" ? code : undefined,
-    message: `Provider ${provider} failed mid-stream${message ? `: ${message.slice(0, 500)}` : ""}`,
+    message: `Provider ${provider} failed mid-stream${message ? `: ${message}` : ""}`,
   });
 }
 

@@ -26,7 +26,7 @@ const ERROR_STATUS: Record<string, number> = {
 export function responsesStreamError(error: unknown, provider: string): UpstreamError {
   const e = isObject(error) ? error : {};
   const code = str(e.code) ?? str(e.type);
-  const message = str(e.message)?.slice(0, 500);
+  const message = str(e.message);
   return new UpstreamError({
     kind: "http",
     status: code ? ERROR_STATUS[code] : undefined,
