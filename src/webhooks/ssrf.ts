@@ -20,12 +20,19 @@ const BLOCKED_HOST_SUFFIXES = [
   "invalid",
   "in-addr.arpa",
   "ip6.arpa",
-  // Public wildcard DNS services that resolve a name to the IP embedded in it.
+  // Public wildcard DNS services that resolve a name to the IP embedded in it, or every name to loopback.
+  // A list is never complete: the runtime's own refusal of private addresses is the rule, this a second wall.
   "nip.io",
   "sslip.io",
   "xip.io",
+  "xip.name",
+  "traefik.me",
   "localtest.me",
   "lvh.me",
+  "localh.st",
+  "vcap.me",
+  "lacolhost.com",
+  "localhost.run",
 ];
 
 /**
