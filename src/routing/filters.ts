@@ -73,6 +73,10 @@ export function unitPrice(endpoint: CatalogEndpointEntry): number {
   return 0;
 }
 
+/** `sort: "price"`: the lower unit price first, the lower output price between equals. */
+export const cheaper = (a: CatalogEndpointEntry, b: CatalogEndpointEntry): number =>
+  unitPrice(a) - unitPrice(b) || (a.pricing.output_token ?? 0) - (b.pricing.output_token ?? 0);
+
 export function preferenceRefusal(
   prefs: ProviderPreferences | null | undefined,
   endpoint: CatalogEndpointEntry,

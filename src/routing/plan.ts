@@ -12,12 +12,12 @@ import { ApiError } from "../lib/errors";
 import { type ByokRecord, type Caller, chooseCredentials, type PlannedCredential } from "./byok";
 import {
   capabilityRefusal,
+  cheaper,
   type GuardrailScope,
   guardrailRefusal,
   preferenceRefusal,
   type Requirement,
   regionRefusal,
-  unitPrice,
 } from "./filters";
 import { type ProviderPreferences, sortOf } from "./preferences";
 
@@ -69,7 +69,10 @@ export interface Rejection {
 }
 
 export interface RoutePlan {
+  /** The model as the request named it (a slug or a canonical slug). */
   model: string;
+  /** The catalog slug of that model, as its rejections name it (absent when the catalog has none). */
+  primarySlug?: string;
   attempts: PlannedAttempt[];
   rejections: Rejection[];
 }
@@ -129,7 +132,7 @@ function orderEndpoints(
   indexed.sort(
     (a, b) =>
       rank(a.s) - rank(b.s) ||
-      (by === "price" ? unitPrice(a.s.endpoint) - unitPrice(b.s.endpoint) : 0) ||
+      (by === "price" ? cheaper(a.s.endpoint, b.s.endpoint) : 0) ||
       down(a.s) - down(b.s) ||
       a.i - b.i,
   );
@@ -185,8 +188,14 @@ export function planRoute(req: RouteRequest, ctx: RouteContext): RoutePlan {
 
   const { by, partition } = sortOf(req.provider);
   if (by === "price" && partition === "none") {
+    // Across models, as within one: the providers `order` names first, then the cheaper.
+    const order = req.provider?.order ?? [];
+    const rank = (s: Survivor) => {
+      const i = order.indexOf(s.endpoint.provider);
+      return i === -1 ? order.length : i;
+    };
     const flat = perModel.flat().map((s, i) => ({ s, i }));
-    flat.sort((a, b) => unitPrice(a.s.endpoint) - unitPrice(b.s.endpoint) || a.i - b.i);
+    flat.sort((a, b) => rank(a.s) - rank(b.s) || cheaper(a.s.endpoint, b.s.endpoint) || a.i - b.i);
     perModel = [flat.map((x) => x.s)];
   }
 
@@ -198,7 +207,8 @@ export function planRoute(req: RouteRequest, ctx: RouteContext): RoutePlan {
       credential,
     })),
   );
-  return { model: req.model, attempts, rejections };
+  const primarySlug = findModel(ctx.catalog, req.model)?.slug;
+  return { model: req.model, ...(primarySlug ? { primarySlug } : {}), attempts, rejections };
 }
 
 const PRIORITY: RejectionKind[] = [
@@ -213,7 +223,9 @@ const PRIORITY: RejectionKind[] = [
 /** Throws the 4xx/503 that explains why nothing survived; returns when the plan has an attempt. */
 export function assertRoutable(plan: RoutePlan): void {
   if (plan.attempts.length > 0) return;
-  const primary = plan.rejections.filter((r) => r.model === plan.model || !r.model);
+  const primary = plan.rejections.filter(
+    (r) => r.model === plan.model || r.model === plan.primarySlug || !r.model,
+  );
   const pool = primary.length > 0 ? primary : plan.rejections;
   const reasons = plan.rejections.slice(0, 20).map((r) => ({
     model: r.model,

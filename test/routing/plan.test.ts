@@ -106,6 +106,28 @@ describe("provider preferences", () => {
   it("only keeps listed providers", () => expect(plan({ only: ["p2", "p3"] })).toEqual(["p2", "p3"]));
   it("ignore drops providers", () => expect(plan({ ignore: ["p1"] })).toEqual(["p2", "p3"]));
   it("sort price orders by unit price", () => expect(plan({ sort: "price" })).toEqual(["p2", "p3", "p1"]));
+  it("sort price puts the lower output price first between equal input prices", () => {
+    const tied = [
+      model("v/m", [
+        endpoint("dear", { pricing: { input_token: 0.15, output_token: 0.75 } }),
+        endpoint("cheap", { pricing: { input_token: 0.15, output_token: 0.6 } }),
+      ]),
+    ];
+    expect(providers(planRoute(req({ provider: { sort: "price" } }), context(tied)))).toEqual([
+      "cheap",
+      "dear",
+    ]);
+  });
+  it("sort price across models (partition none) keeps the providers order names first", () => {
+    const two = [
+      model("v/m", [endpoint("p1", { pricing: { input_token: 0.5 } })]),
+      model("v/f", [endpoint("p3", { pricing: { input_token: 0.1 } })]),
+    ];
+    const across = (provider: RouteRequest["provider"]) =>
+      providers(planRoute(req({ models: ["v/f"], provider }), context(two)));
+    expect(across({ sort: { by: "price", partition: "none" } })).toEqual(["p3", "p1"]);
+    expect(across({ order: ["p1"], sort: { by: "price", partition: "none" } })).toEqual(["p1", "p3"]);
+  });
   it("zdr keeps zero-retention providers", () => expect(plan({ zdr: true })).toEqual(["p1", "p3"]));
   it("data_collection deny drops training providers", () =>
     expect(plan({ data_collection: "deny" })).toEqual(["p1", "p3"]));
@@ -117,6 +139,23 @@ describe("provider preferences", () => {
   it("max_price.image and .audio bound the prompt price media are billed at", () => {
     expect(plan({ max_price: { image: 0.2 } })).toEqual(["p2", "p3"]);
     expect(plan({ max_price: { audio: 0.1 } })).toEqual(["p2"]);
+  });
+
+  it("the primary model's refusal decides the status, named by slug or by canonical slug", () => {
+    const two = [model("v/m", [endpoint("p1")]), model("v/f", [endpoint("p3")])];
+    const policy = [guardrailRow({ ignoredModels: ["v/f"] })];
+    for (const id of ["v/m", "v/m-2026"]) {
+      const e = refusal(() =>
+        assertRoutable(
+          planRoute(
+            req({ model: id, models: ["v/f"], provider: { ignore: ["p1"] } }),
+            context(two, { rows: policy }),
+          ),
+        ),
+      );
+      expect(e.status, id).toBe(404);
+      expect(e.message, id).toContain("v/m");
+    }
   });
 
   it("nothing left -> 404 naming the preference", () => {
