@@ -93,7 +93,7 @@ describe("POST /presets/{slug}/chat/completions", () => {
   it.each([
     ["a preset as the model", { model: "@preset/other" }, "another preset"],
     ["a model under a preset", { model: "sandbox/chat-echo@preset/other" }, "another preset"],
-    ["a preset among the fallbacks", { models: ["a/b", "@preset/other"] }, "another preset"],
+    ["a preset among the fallbacks", { models: ["a/b", "@preset/other"] }, "cannot be a preset"],
     [
       "a preset as fusion's model",
       { model: "a/b", plugins: [{ id: "fusion", model: "@preset/other" }] },
@@ -132,6 +132,22 @@ describe("POST /presets/{slug}/chat/completions", () => {
 });
 
 describe("POST /chat/completions under a preset", () => {
+  it.each([
+    ["/chat/completions", { messages: [hi] }],
+    ["/responses", { input: "hi" }],
+    ["/embeddings", { input: "hi" }],
+  ])(
+    "%s: a preset among the fallback models is a 400 (it was applied in part, or skipped)",
+    async (path, body) => {
+      const acct = await createAccount({ creditsUsd: 5 });
+      for (const models of [["@preset/any"], ["sandbox/chat-echo@preset/any"]]) {
+        const res = await call(path, { method: "POST", key: acct.apiKey, body: { ...body, models } });
+        expect(res.status, JSON.stringify(models)).toBe(400);
+        expect((await errorOf(res)).message).toContain("cannot be a preset");
+      }
+    },
+  );
+
   it("@preset/<slug>: the preset's model serves and its system prompt and config reach the upstream", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const slug = slugOf();

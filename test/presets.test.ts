@@ -249,7 +249,7 @@ describe("POST /presets/{slug}/responses rejects bad input and changes nothing",
     ],
     ["an unknown provider sort", { provider: { sort: "vibes" } }, "provider.sort"],
     ["a preset as the model", { model: "@preset/other" }, "another preset"],
-    ["a preset among the fallbacks", { models: ["a/b", "@preset/other"] }, "another preset"],
+    ["a preset among the fallbacks", { models: ["a/b", "@preset/other"] }, "cannot be a preset"],
     // D1 would store U+FFFD, so the preset read back would not be the one sent.
     ["instructions with a lone surrogate", { instructions: "be \ud800 brief" }, "unpaired surrogate"],
     [

@@ -1,7 +1,7 @@
 // POST /chat/completions: the OpenAI chat request as OpenRouter accepts it (names as @openrouter/sdk sends them).
 import { z } from "@hono/zod-openapi";
 import { ProviderPreferencesSchema } from "../routing/preferences";
-import { boundedJson, MAX_ITEMS, MAX_TURN_ITEMS, MetadataSchema } from "./common";
+import { boundedJson, FallbackModelsSchema, MAX_ITEMS, MAX_TURN_ITEMS, MetadataSchema } from "./common";
 import { EndUserSchema, ProviderPassthroughSchema, SessionIdSchema, TraceSchema } from "./media-common";
 
 const MAX_MESSAGES = 10_000;
@@ -152,7 +152,7 @@ export const ChatRequestSchema = z
     messages: z.array(ChatMessageSchema).min(1, "messages must have at least 1 message").max(MAX_MESSAGES),
     model: z.string().min(1).optional(),
     /** Fallback models, tried in order when the model's providers all fail. */
-    models: z.array(z.string().min(1)).max(10).optional(),
+    models: FallbackModelsSchema.optional(),
     stream: z.boolean().nullish(),
     /** One choice per request: more would be silently dropped, so more is refused. */
     n: z.int().min(1).max(1, "n must be 1: the gateway returns one choice per request").nullish(),

@@ -17,6 +17,15 @@ export const ErrorEnvelopeSchema = z
 
 export const DataRegionSchema = z.enum(DATA_REGIONS);
 
+/** A fallback is a model: a preset there would be applied in part or taken for an unknown model. */
+export const FallbackModelSchema = z
+  .string()
+  .min(1)
+  .refine((m) => !m.includes("@preset/"), "a fallback model cannot be a preset (use `model` or `preset`)");
+
+/** `models`: fallback models, in order. */
+export const FallbackModelsSchema = z.array(FallbackModelSchema).max(10);
+
 /** A set of data regions: at least one, no repeats. */
 export const DataRegionSetSchema = z
   .array(DataRegionSchema)

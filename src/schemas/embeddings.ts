@@ -1,6 +1,7 @@
 // POST /embeddings: the request body (field names as @openrouter/sdk sends them) and the response shape.
 import { z } from "@hono/zod-openapi";
 import { ProviderPreferencesSchema } from "../routing/preferences";
+import { FallbackModelsSchema } from "./common";
 import { EndUserSchema, SessionIdSchema, TraceSchema } from "./media-common";
 
 /** Inputs per request; larger batches must be split by the caller. */
@@ -65,7 +66,7 @@ export const EmbeddingsRequestSchema = z
     input: EmbeddingsInputSchema,
     model: z.string().min(1),
     /** Fallback models, tried in order when the model's providers all fail. */
-    models: z.array(z.string().min(1)).max(10).optional(),
+    models: FallbackModelsSchema.optional(),
     dimensions: z.int().min(1).max(65_536).optional(),
     encoding_format: z.enum(["float", "base64"]).optional(),
     input_type: z.string().min(1).max(64).optional(),

@@ -2,7 +2,7 @@
 // fields (provider, models or fallbacks, preset), and the `message` object it answers.
 import { z } from "@hono/zod-openapi";
 import { ChatRequestSchema } from "./chat";
-import { boundedJson, MAX_ITEMS } from "./common";
+import { boundedJson, FallbackModelSchema, MAX_ITEMS } from "./common";
 import { SessionIdSchema, TraceSchema } from "./media-common";
 
 const MAX_MESSAGES = 10_000;
@@ -130,12 +130,7 @@ const OutputConfigSchema = z.object({
     .nullish(),
 });
 
-/** A fallback is a model: a preset there would be taken for an unknown model and silently skipped. */
-const FallbackModel = z
-  .string()
-  .min(1)
-  .refine((m) => !m.includes("@preset/"), "a fallback model cannot be a preset (use `preset`)");
-const FallbackSchema = z.object({ model: FallbackModel });
+const FallbackSchema = z.object({ model: FallbackModelSchema });
 
 const messagesFields = {
   model: z.string().min(1).optional(),
@@ -163,7 +158,7 @@ const messagesFields = {
   output_config: OutputConfigSchema.optional(),
   service_tier: z.string().max(32).optional(),
   /** Gateway: fallback models, tried in order when the model's providers all fail. */
-  models: z.array(FallbackModel).max(MAX_MESSAGES_FALLBACKS).optional(),
+  models: z.array(FallbackModelSchema).max(MAX_MESSAGES_FALLBACKS).optional(),
   /** Gateway: the same as `models`, as objects (OpenRouter's Messages name). */
   fallbacks: z.array(FallbackSchema).max(MAX_MESSAGES_FALLBACKS).nullish(),
   provider: ChatRequestSchema.shape.provider,

@@ -1,6 +1,6 @@
 // The responses request object (POST /presets/{slug}/responses and inference): every field and limit of the spec.
 import { z } from "@hono/zod-openapi";
-import { MAX_ITEMS, MetadataSchema } from "./common";
+import { FallbackModelsSchema, MAX_ITEMS, MetadataSchema } from "./common";
 import { InputSchema } from "./responses-input";
 import { PluginsSchema } from "./responses-plugins";
 import { ToolsSchema } from "./responses-tools";
@@ -39,11 +39,7 @@ const nullableNumber = (min: number, max: number) => z.number().min(min).max(max
 export const ResponsesRequestSchema = z
   .object({
     model: z.string().min(1).optional(),
-    models: z
-      .array(z.string().min(1))
-      .max(10)
-      .optional()
-      .openapi({ description: "Fallback models, in order" }),
+    models: FallbackModelsSchema.optional().openapi({ description: "Fallback models, in order" }),
     preset: z
       .string()
       .min(1)
