@@ -15,6 +15,7 @@ import {
 import type { AppliedFilter } from "../src/guardrails/policy";
 
 const builtin = (slug: string, action: AppliedFilter["action"], label?: string): AppliedFilter => ({
+  accountId: "a1",
   guardrailId: "g1",
   guardrailName: "Test guardrail",
   kind: "builtin",
@@ -23,6 +24,7 @@ const builtin = (slug: string, action: AppliedFilter["action"], label?: string):
   label: label ?? defaultBuiltinLabel(slug as BuiltinFilterSlug),
 });
 const custom = (pattern: string, action: AppliedFilter["action"], label = "[X]"): AppliedFilter => ({
+  accountId: "a1",
   guardrailId: "g1",
   guardrailName: "Test guardrail",
   kind: "custom",

@@ -7,6 +7,8 @@ export type GuardrailRow = typeof guardrails.$inferSelect;
 export type ZdrMaker = "vendor_a" | "vendor_b" | "vendor_c" | "vendor_d" | "other";
 
 export interface AppliedFilter {
+  /** The account whose guardrail it is (filtering work is metered per account: apply-filters.ts). */
+  accountId: string;
   guardrailId: string;
   guardrailName: string;
   kind: "builtin" | "custom";
@@ -55,6 +57,7 @@ export function effectivePolicy(rows: GuardrailRow[]): EffectivePolicy {
   const nonNull = <T>(pick: (g: GuardrailRow) => T | null) => rows.map(pick).filter((v): v is T => v != null);
   const filters: AppliedFilter[] = rows.flatMap((g) => [
     ...(g.contentFilterBuiltins ?? []).map((f: ContentFilterBuiltin) => ({
+      accountId: g.accountId,
       guardrailId: g.id,
       guardrailName: g.name,
       kind: "builtin" as const,
@@ -63,6 +66,7 @@ export function effectivePolicy(rows: GuardrailRow[]): EffectivePolicy {
       label: f.label,
     })),
     ...(g.contentFilters ?? []).map((f: ContentFilterCustom) => ({
+      accountId: g.accountId,
       guardrailId: g.id,
       guardrailName: g.name,
       kind: "custom" as const,

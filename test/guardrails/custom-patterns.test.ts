@@ -2,6 +2,7 @@
 // time, every match is found without rescanning, and a request's custom-filter work is capped (413).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ACCOUNT_FILTER_UNITS, FILTER_WINDOW_MS } from "../../src/guardrails/apply-filters";
 import { COMPILE_CHARGE, type CustomPattern, customSpans } from "../../src/guardrails/custom-pattern";
 import {
   applyContentFilters,
@@ -14,6 +15,7 @@ import { createAccount, type TestAccount } from "../helpers/accounts";
 import { call, errorOf } from "../helpers/http";
 
 const custom = (pattern: string, action: AppliedFilter["action"], label = "[X]"): AppliedFilter => ({
+  accountId: "a1",
   guardrailId: "g1",
   guardrailName: "Test guardrail",
   kind: "custom",
@@ -247,5 +249,23 @@ describe("custom patterns through the API", () => {
     const error = await errorOf(res);
     expect(error.message).toContain("Content too large to filter under the content filters");
     expect(error.metadata).toMatchObject({ guardrail_id: id, scan_budget: CUSTOM_SCAN_BUDGET });
+  });
+
+  it("meters an account's filtering work: past three requests' worth in its window, 429 before scanning; others unaffected", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const other = await createAccount({ creditsUsd: 5 });
+    await guardrailOnKey(acct, [{ pattern: BIG, action: "redact" }]);
+    await guardrailOnKey(other, [{ pattern: BIG, action: "redact" }]);
+    const half = "a".repeat(halfBudgetChars() + 10);
+    // Each refused with 413 after a whole budget of scanning: never billed, so metered here.
+    for (let i = 0; i < ACCOUNT_FILTER_UNITS / CUSTOM_SCAN_BUDGET; i++) {
+      expect((await embed(acct, [half, half])).status).toBe(413);
+    }
+    const refused = await embed(acct, "hello");
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(FILTER_WINDOW_MS / 1000);
+    expect((await errorOf(refused)).message).toContain("Too much content filtering");
+    expect((await embed(other, "hello")).status).toBe(200);
   });
 });
