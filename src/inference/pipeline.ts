@@ -255,7 +255,7 @@ export async function planAndAdmit(
   let ownKeysOnly = false;
   const planUnder = async (a: AuthContext) => {
     const planned = await planFor(env, a, spec, executionCtx);
-    let plan = freeOnOwnKeys(planned.plan);
+    let plan = freeBehindPaidDropped(freeOnOwnKeys(planned.plan));
     if (paidOnly) plan = withoutFreeModels(plan);
     if (ownKeysOnly) plan = withOwnKeysOnly(plan);
     return { ...planned, plan };
@@ -524,12 +524,25 @@ const isFreeLimitRefusal = (err: unknown) =>
  * request on the platform that no limit counted (a failing own key would otherwise open it to anyone).
  */
 function freeOnOwnKeys(plan: RoutePlan): RoutePlan {
-  const limited = (a: PlannedAttempt) =>
-    a.model.isFree && a.credential.source !== "byok" && !a.endpoint.exemptFreeLimits;
   if (!plan.attempts.some((a) => a.model.isFree && a.credential.source === "byok")) return plan;
   if (!plan.attempts.some(limited)) return plan;
   return { ...plan, attempts: plan.attempts.filter((a) => !limited(a)) };
 }
+/** A free-model attempt the free-model limits hold (not on the caller's own key, not on an exempt endpoint). */
+const limited = (a: PlannedAttempt) =>
+  a.model.isFree && a.credential.source !== "byok" && !a.endpoint.exemptFreeLimits;
+
+/**
+ * A request whose first attempt is paid is a paid request (admissionFor): it does not use up the free-model
+ * limits, so it does not fall back to a free model they hold either (that answer would be a free request no
+ * limit counted: a paid model made to fail, by a broken own key say, would open the free models to anyone).
+ */
+function freeBehindPaidDropped(plan: RoutePlan): RoutePlan {
+  const first = plan.attempts[0];
+  if (!first || first.model.isFree || !plan.attempts.some(limited)) return plan;
+  return { ...plan, attempts: plan.attempts.filter((a) => !limited(a)) };
+}
+
 const SPEND_REASONS = new Set(["balance", "key_cap", "budget"]);
 const isSpendRefusal = (err: unknown) =>
   err instanceof ApiError && SPEND_REASONS.has(String(err.metadata?.reason));

@@ -131,7 +131,7 @@ describe("ledger through POST /embeddings", () => {
     expect(info.free_model_daily_requests.used).toBe(20);
   }, 60_000);
 
-  it("a paid model with a :free fallback is a paid request: the free limits are not used up by it", async () => {
+  it("a paid model with a :free fallback is a paid request: it neither uses up the free limits nor falls back to the free model", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
     await setLedgerClock(acct.accountId, Date.UTC(2031, 0, 15, 9, 30, 10));
     for (let i = 0; i < 25; i++) {
@@ -151,6 +151,23 @@ describe("ledger through POST /embeddings", () => {
     expect(info.free_model_daily_requests.used).toBe(0);
     // The free model itself still has its whole minute.
     expect((await embed(acct.apiKey, "sandbox/embed-small:free")).status).toBe(200);
+    // Nor is the free fallback tried when the paid model fails: it would be a free answer no limit
+    // counted, however many times the paid model is made to fail.
+    for (let i = 0; i < 3; i++) {
+      const failed = await call("/embeddings", {
+        method: "POST",
+        key: acct.apiKey,
+        body: { model: "sandbox/embed-always-503", models: ["sandbox/embed-small:free"], input: TEXT },
+      });
+      expect(failed.status).toBe(503);
+      await failed.text();
+    }
+    const after = (
+      (await (await call("/key", { key: acct.apiKey })).json()) as {
+        data: { free_model_daily_requests: { used: number } };
+      }
+    ).data;
+    expect(after.free_model_daily_requests.used).toBe(1);
   }, 60_000);
 
   it("requests on the caller's own key are not held to the free-model limits, nor fall back to the platform's", async () => {
