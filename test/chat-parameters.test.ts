@@ -12,6 +12,7 @@ import anthropicText from "./fixtures/anthropic/text.sse?raw";
 import anthropicThinking from "./fixtures/anthropic/thinking.sse?raw";
 import geminiText from "./fixtures/google-ai-studio/chat-text.sse?raw";
 import textStream from "./fixtures/openai/chat-text.sse?raw";
+import responsesReasoningTools from "./fixtures/openai/responses-reasoning-tools.sse?raw";
 import responsesStream from "./fixtures/openai/responses-text.sse?raw";
 import { createAccount } from "./helpers/accounts";
 import { ANTHROPIC_MESSAGES, gatewayHarness, generation, sse } from "./helpers/anthropic-gateway";
@@ -163,6 +164,47 @@ describe("reasoning effort", () => {
 });
 
 describe("reasoning.exclude", () => {
+  it("a stream cut before its usage is billed for the hidden reasoning as for the shown", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const cut = anthropicThinking.slice(0, anthropicThinking.indexOf("event: message_delta"));
+    upstream({ [ANTHROPIC_MESSAGES]: sse(cut) });
+    const billed = async (exclude: boolean) => {
+      const { res } = await post("/chat/completions", acct.apiKey, {
+        model: "anthropic/claude-sonnet-4",
+        messages: hi,
+        reasoning: { effort: "low", exclude },
+        stream: true,
+      });
+      const text = await res.text();
+      const usage = text
+        .split("\n\n")
+        .map((f) => f.replace(/^data: /, ""))
+        .filter((f) => f.startsWith("{"))
+        .map((f) => JSON.parse(f) as { usage?: { completion_tokens: number } })
+        .findLast((c) => c.usage)!.usage!;
+      return usage.completion_tokens;
+    };
+    const shown = await billed(false);
+    expect(shown).toBeGreaterThan(8);
+    expect(await billed(true)).toBe(shown);
+  });
+
+  it("an OpenAI Responses answer under exclude carries no reasoning summary (re-encoded, not passed through)", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    upstream({ [OPENAI_RESPONSES]: sse(responsesReasoningTools) });
+    const { res } = await post("/responses", acct.apiKey, {
+      model: "openai/gpt-5",
+      input: "Weather?",
+      reasoning: { effort: "medium", summary: "auto", exclude: true },
+      stream: true,
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain("response.completed");
+    expect(text).not.toContain("reasoning_summary");
+    expect(text).not.toContain("Checking the weather");
+  });
+
   it.each([
     ["reasoning.exclude", { reasoning: { effort: "low", exclude: true } }],
     ["include_reasoning: false", { reasoning: { effort: "low" }, include_reasoning: false }],

@@ -182,6 +182,22 @@ describe("output_config.effort", () => {
     });
   });
 
+  it("is not sent to a Claude that does not reason (3.5 Haiku refuses it), nor is thinking", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const mock = upstream({ [ANTHROPIC]: sse(interleaved) });
+    const { res } = await post("/messages", acct.apiKey, {
+      ...ask("anthropic/claude-3.5-haiku", {
+        output_config: { effort: "high" },
+        thinking: { type: "enabled", budget_tokens: 1024 },
+      }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const sent = mock.requests[0]!.body as Record<string, unknown>;
+    expect(sent).not.toHaveProperty("output_config");
+    expect(sent).not.toHaveProperty("thinking");
+  });
+
   it("is the reasoning effort of another provider when thinking is on, and nothing when it is off", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const mock = upstream({ [OPENAI]: sse(answer) });

@@ -71,6 +71,8 @@ export const joinedName = (name: string, more: string | undefined): string =>
 export class Folded {
   content = "";
   reasoning = "";
+  /** Characters of reasoning produced but not shown (`reasoning.exclude`). */
+  hiddenReasoning = 0;
   refusal = "";
   reasoningDetails: Array<Record<string, unknown>> = [];
   tools = new Map<number, { id: string; name: string; arguments: string }>();
@@ -87,6 +89,7 @@ export class Folded {
   add(chunk: ChatChunk): void {
     if (chunk.usage) this.usage = chunk.usage;
     if (chunk.promptUsage) this.promptUsage = chunk.promptUsage;
+    if (chunk.hiddenReasoning) this.hiddenReasoning += chunk.hiddenReasoning;
     if (this.upstreamId === null && chunk.upstreamId) this.upstreamId = chunk.upstreamId;
     for (const choice of chunk.choices) {
       if (choice.index !== 0) continue;
@@ -140,7 +143,14 @@ export class Folded {
 
   /** Any output at all (zero-completion insurance charges nothing without it). */
   produced(): boolean {
-    return this.content.length + this.reasoning.length + this.refusal.length + this.tools.size > 0;
+    return (
+      this.content.length +
+        this.reasoning.length +
+        this.hiddenReasoning +
+        this.refusal.length +
+        this.tools.size >
+      0
+    );
   }
 
   /**
@@ -153,7 +163,7 @@ export class Folded {
     estimated: boolean;
   } {
     if (this.usage) return { usage: this.usage, estimated: false };
-    let chars = this.content.length + this.reasoning.length + this.refusal.length;
+    let chars = this.content.length + this.reasoning.length + this.hiddenReasoning + this.refusal.length;
     for (const t of this.tools.values()) chars += t.name.length + t.arguments.length;
     const {
       completionTokens: _,

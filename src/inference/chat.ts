@@ -449,7 +449,14 @@ export function adapterRequest(
   if (listed) {
     for (const [field, param] of Object.entries(SAMPLING_PARAMS))
       if (!listed.includes(param)) delete request[field as keyof typeof SAMPLING_PARAMS];
-    if (!listed.includes("reasoning")) delete request.reasoning;
+    if (!listed.includes("reasoning")) {
+      delete request.reasoning;
+      // Messages' output_config.effort too (Claude 3.5 refuses it as it refuses thinking).
+      if (request.anthropic?.effort) {
+        const { effort: _, ...rest } = request.anthropic;
+        request.anthropic = rest;
+      }
+    }
     if (!listed.includes("response_format") && !listed.includes("structured_outputs"))
       delete request.responseFormat;
   }
@@ -507,6 +514,8 @@ function withoutReasoning(iterator: AsyncIterator<ChatChunk>): AsyncIterator<Cha
       const result = await iterator.next();
       if (!result.done) {
         for (const choice of result.value.choices) {
+          const hidden = choice.delta.reasoning?.length ?? 0;
+          if (hidden > 0) result.value.hiddenReasoning = (result.value.hiddenReasoning ?? 0) + hidden;
           delete choice.delta.reasoning;
           delete choice.delta.reasoning_details;
         }
@@ -662,7 +671,13 @@ async function chatUnderPolicy(
       // Same wire format upstream and client: the upstream's events, not a re-encoding of them. Content
       // filters only apply to the request, so nothing on the way back needs the re-encoding path.
       // Healing rewrites the answer's text, so a healed answer is re-encoded, never passed through.
-      const same = opened.wire && format.passthrough?.wire === opened.wire && !healJson;
+      // Hidden reasoning (`reasoning.exclude`) is taken out of the chunks, not of the upstream's events:
+      // such an answer is re-encoded too.
+      const same =
+        opened.wire &&
+        format.passthrough?.wire === opened.wire &&
+        !healJson &&
+        body.reasoning?.exclude !== true;
       const way = same ? format.passthrough! : format;
       if (streaming) return sseAnswer(opened, meta, way.stream(meta), served.committed);
       const answer = await jsonAnswer(

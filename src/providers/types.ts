@@ -259,6 +259,11 @@ export interface ChatChunk {
    * on one early chunk: what a stream cut before its final usage is billed for its prompt.
    */
   promptUsage?: ChatUsage;
+  /**
+   * Characters of reasoning taken out of this chunk (`reasoning.exclude`): never shown, still output the
+   * bill counts when usage must be estimated.
+   */
+  hiddenReasoning?: number;
   /** The upstream's model id when it reports one. */
   model?: string;
   /** The upstream's id for its answer (OpenAI's `chatcmpl-...`, Anthropic's `msg_...`), when it reports one. */

@@ -271,6 +271,11 @@ describe("google-gemini request", () => {
       includeThoughts: false,
       thinkingBudget: 128,
     });
+    expect(think("gemini-2.5-pro", { max_tokens: 0 })).toEqual({
+      includeThoughts: false,
+      thinkingBudget: 128,
+    });
+    expect(think("gemini-2.5-flash", { max_tokens: 0 })).toEqual({ thinkingBudget: 0 });
     expect(think("gemini-2.5-pro", { max_tokens: 50 })).toEqual({
       includeThoughts: true,
       thinkingBudget: 128,

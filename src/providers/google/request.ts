@@ -253,8 +253,9 @@ const rangeOf = (model: string) =>
 const clamp = (n: number, { min, max }: ThinkingRange) => Math.min(max, Math.max(min, n));
 
 /**
- * `reasoning` as thinkingConfig, within the model's budgets: disabled (enabled false, effort none) is a
- * zero budget, or on a model that always thinks (2.5 Pro) its least budget with the thoughts hidden;
+ * `reasoning` as thinkingConfig, within the model's budgets: disabled (enabled false, effort none, a
+ * zero max_tokens) is a zero budget, or on a model that always thinks (2.5 Pro) its least budget with the
+ * thoughts hidden;
  * max_tokens is the budget; an effort is a share of min(maxTokens, 32768), at least 1024; neither leaves
  * the budget to the model (dynamic thinking). Thoughts are included unless `exclude` is set.
  */
@@ -262,14 +263,13 @@ export function thinkingConfig(request: ChatRequest, upstreamModel = ""): Json |
   const r = request.reasoning;
   if (!r) return undefined;
   const range = rangeOf(upstreamModel);
-  if (r.enabled === false || r.effort === "none") {
+  if (r.enabled === false || r.effort === "none" || r.max_tokens === 0) {
     return range.canDisable ? { thinkingBudget: 0 } : { includeThoughts: false, thinkingBudget: range.min };
   }
   const config: Json = { includeThoughts: r.exclude !== true };
   const share = r.effort ? EFFORT_SHARE[r.effort] : undefined;
-  if (r.max_tokens !== undefined) {
-    config.thinkingBudget = r.max_tokens === 0 && range.canDisable ? 0 : clamp(r.max_tokens, range);
-  } else if (share !== undefined) {
+  if (r.max_tokens !== undefined) config.thinkingBudget = clamp(r.max_tokens, range);
+  else if (share !== undefined) {
     const base = Math.min(request.maxTokens ?? EFFORT_BASE, EFFORT_BASE);
     config.thinkingBudget = clamp(Math.max(MIN_EFFORT_BUDGET, Math.floor(base * share)), range);
   }
