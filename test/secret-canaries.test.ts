@@ -3,6 +3,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { REDACTED, redactKeyShapes, redactSecrets } from "../src/lib/redact";
+import { amended, UpstreamError, withoutSecrets } from "../src/providers/errors";
 import soraCompleted from "./fixtures/openai/video-completed.json";
 import soraCreate from "./fixtures/openai/video-create.json";
 import { addByok, createAccount } from "./helpers/accounts";
@@ -373,6 +374,14 @@ describe("redaction", () => {
     const secret = "my key/with+odd=chars";
     const out = redactSecrets(`a ${secret} b ${encodeURIComponent(secret)} c`, [secret]);
     expect(out).toBe(`a ${REDACTED} b ${REDACTED} c`);
+  });
+
+  it("an error amended by an adapter (Gemini's) still has the exact key removed, whatever its characters", () => {
+    const secret = "sk-proj-7Hq2LmN9pX4vR8tK/wZ3+Yb6Jc1Qe5Ud0So==";
+    const err = new UpstreamError({ kind: "http", status: 400, message: `API key not valid: ${secret}` });
+    const out = withoutSecrets(amended(err, { retryable: true }), [secret]);
+    expect(out.message).toBe(`API key not valid: ${REDACTED}`);
+    expect(out.retryable).toBe(true);
   });
 
   it("leaves ordinary provider messages alone", () => {

@@ -53,6 +53,23 @@ export class UpstreamError extends Error {
   }
 }
 
+/** The same failure with some of its fields changed; its text stays the upstream's (see rawTexts). */
+export function amended(
+  err: UpstreamError,
+  changes: Partial<Pick<UpstreamError, "providerCode" | "retryAfterSeconds" | "retryable">>,
+): UpstreamError {
+  const raw = rawTexts.get(err);
+  const code = changes.providerCode ?? raw?.providerCode ?? err.providerCode;
+  return new UpstreamError({
+    kind: err.kind,
+    status: err.status,
+    message: raw?.message ?? err.message,
+    providerCode: code,
+    retryAfterSeconds: "retryAfterSeconds" in changes ? changes.retryAfterSeconds : err.retryAfterSeconds,
+    retryable: changes.retryable ?? err.retryable,
+  });
+}
+
 /** The same failure with every one of `secrets` (the credentials the attempt sent) removed from its text. */
 export function withoutSecrets(err: UpstreamError, secrets: Iterable<string>): UpstreamError {
   const list = [...secrets].filter((s) => s.length >= 4);

@@ -1,5 +1,5 @@
 // Gemini chat over `:streamGenerateContent?alt=sse`: the request, Google's error bodies, the chunk stream.
-import { UpstreamError, upstreamErrorFromResponse } from "../errors";
+import { amended, UpstreamError, upstreamErrorFromResponse } from "../errors";
 import { chatStream, midStreamFailure, postForStream, readSse } from "../sse";
 import type { CallContext, ChatChunk, ChatRequest, ChatStream } from "../types";
 import { geminiBody } from "./request";
@@ -47,13 +47,10 @@ async function geminiError(res: Response, provider: string): Promise<UpstreamErr
   );
   const { status, details } = errorBodyOf(text);
   const keyRejected = details.some((d) => d.reason === "API_KEY_INVALID");
-  return new UpstreamError({
-    kind: err.kind,
-    status: err.status,
-    providerCode: status ?? err.providerCode,
+  return amended(err, {
+    providerCode: status,
     retryAfterSeconds: err.retryAfterSeconds ?? retryDelaySeconds(details),
     retryable: err.retryable || keyRejected,
-    message: err.message,
   });
 }
 
