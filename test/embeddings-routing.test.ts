@@ -85,16 +85,29 @@ describe("failover", () => {
     expect(((await res.json()) as { model: string }).model).toBe("sandbox/embed-small");
   });
 
-  it("does neither when provider.allow_fallbacks is false", async () => {
+  it("provider.allow_fallbacks false: no other provider of a model, the fallback models still (as on OpenRouter)", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
-    const res = await embed(acct.apiKey, {
+    const alone = await embed(acct.apiKey, {
+      model: "sandbox/embed-failover",
+      provider: { allow_fallbacks: false },
+      input: "x",
+    });
+    expect(alone.status).toBe(503);
+    await errorOf(alone);
+    const other = await createAccount({ creditsUsd: 5 });
+    const res = await embed(other.apiKey, {
       model: "sandbox/embed-failover",
       models: ["sandbox/embed-small"],
       provider: { allow_fallbacks: false },
       input: "x",
     });
-    expect(res.status).toBe(503);
-    await errorOf(res);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { model: string }).model).toBe("sandbox/embed-small");
+    const [gen] = await generations(other.apiKeyHash);
+    expect(gen!.attempts!.map((a) => [a.provider, a.outcome])).toEqual([
+      ["sandbox-flaky", "http"],
+      ["sandbox", "ok"],
+    ]);
   });
 
   it("honours provider.order and provider.ignore", async () => {

@@ -145,8 +145,8 @@ function orderEndpoints(
 }
 
 export function planRoute(req: RouteRequest, ctx: RouteContext): RoutePlan {
-  const allowFallbacks = req.provider?.allow_fallbacks !== false;
-  const ids = [...new Set([req.model, ...(allowFallbacks ? (req.models ?? []) : [])])];
+  // `allow_fallbacks` is about providers (see orderEndpoints); the fallback models stay, as on OpenRouter.
+  const ids = [...new Set([req.model, ...(req.models ?? [])])];
   const rejections: Rejection[] = [];
   let perModel: Survivor[][] = [];
 

@@ -49,12 +49,12 @@ describe("candidates and fallback plan", () => {
     expect(providers(planRoute(req({ model: "v/solo-2026" }), context(alone)))).toEqual(["free"]);
   });
 
-  it("allow_fallbacks false keeps only the first endpoint and no fallback models", () => {
+  it("allow_fallbacks false keeps only each model's first endpoint; the fallback models stay (OpenRouter's two decisions)", () => {
     const plan = planRoute(
       req({ models: ["v/fallback"], provider: { allow_fallbacks: false } }),
       context(catalog),
     );
-    expect(providers(plan)).toEqual(["p1"]);
+    expect(providers(plan)).toEqual(["p1", "p3"]);
   });
 
   it("allow_fallbacks false with order keeps exactly the ordered providers", () => {
