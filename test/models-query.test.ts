@@ -32,8 +32,8 @@ describe("GET /models filters", () => {
     expect(totalCount).toBe(expected.length);
     expect(ids(data)).toContain("openai/gpt-4.1-mini");
     // A model with tools but no response_format is left out.
-    expect(ids(data)).not.toContain("sandbox/chat-tools");
-    expect(ids(all.filter((m) => m.supportedParameters.includes("tools")))).toContain("sandbox/chat-tools");
+    expect(ids(data)).not.toContain("anthropic/claude-sonnet-4");
+    expect(ids(all.filter((m) => m.supportedParameters.includes("tools")))).toContain("anthropic/claude-sonnet-4");
   });
 
   it("output and input modalities: the outputs listed, and every input listed", async () => {
