@@ -33,7 +33,9 @@ describe("GET /models filters", () => {
     expect(ids(data)).toContain("openai/gpt-4.1-mini");
     // A model with tools but no response_format is left out.
     expect(ids(data)).not.toContain("anthropic/claude-sonnet-4");
-    expect(ids(all.filter((m) => m.supportedParameters.includes("tools")))).toContain("anthropic/claude-sonnet-4");
+    expect(ids(all.filter((m) => m.supportedParameters.includes("tools")))).toContain(
+      "anthropic/claude-sonnet-4",
+    );
   });
 
   it("output and input modalities: the outputs listed, and every input listed", async () => {

@@ -255,7 +255,8 @@ export async function planAndAdmit(
   let ownKeysOnly = false;
   const planUnder = async (a: AuthContext) => {
     const planned = await planFor(env, a, spec, executionCtx);
-    let plan = freeBehindPaidDropped(freeOnOwnKeys(planned.plan));
+    // An account exempt from the free-model limits has nothing to keep them from: its plan stays whole.
+    let plan = a.account.exemptFreeLimits ? planned.plan : freeBehindPaidDropped(freeOnOwnKeys(planned.plan));
     if (paidOnly) plan = withoutFreeModels(plan);
     if (ownKeysOnly) plan = withOwnKeysOnly(plan);
     return { ...planned, plan };
@@ -523,10 +524,14 @@ const isFreeLimitRefusal = (err: unknown) =>
  * plan reaches on a BYOK credential is not also tried on the platform key, where it would be a free
  * request on the platform that no limit counted (a failing own key would otherwise open it to anyone).
  */
-function freeOnOwnKeys(plan: RoutePlan): RoutePlan {
-  if (!plan.attempts.some((a) => a.model.isFree && a.credential.source === "byok")) return plan;
-  if (!plan.attempts.some(limited)) return plan;
-  return { ...plan, attempts: plan.attempts.filter((a) => !limited(a)) };
+export function freeOnOwnKeys(plan: RoutePlan): RoutePlan {
+  const onOwnKeys = new Set(
+    plan.attempts.filter((a) => a.model.isFree && a.credential.source === "byok").map((a) => a.model.slug),
+  );
+  // Per model: another free model of the plan keeps its platform attempts (and counts if it is first).
+  const dropped = (a: PlannedAttempt) => limited(a) && onOwnKeys.has(a.model.slug);
+  if (!plan.attempts.some(dropped)) return plan;
+  return { ...plan, attempts: plan.attempts.filter((a) => !dropped(a)) };
 }
 /** A free-model attempt the free-model limits hold (not on the caller's own key, not on an exempt endpoint). */
 const limited = (a: PlannedAttempt) =>

@@ -1,4 +1,5 @@
 // The ledger end to end through POST /embeddings (sandbox model): exact caps, free-model bursts, regions.
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import catalog from "../../catalog/catalog.json";
 import { UpstreamError } from "../../src/providers/errors";
@@ -169,6 +170,20 @@ describe("ledger through POST /embeddings", () => {
     ).data;
     expect(after.free_model_daily_requests.used).toBe(1);
   }, 60_000);
+
+  it("an account exempt from the free-model limits keeps its :free fallback behind a paid model", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    await env.DB.prepare("UPDATE accounts SET exempt_free_limits = 1 WHERE id = ?")
+      .bind(acct.accountId)
+      .run();
+    const res = await call("/embeddings", {
+      method: "POST",
+      key: acct.apiKey,
+      body: { model: "sandbox/embed-always-503", models: ["sandbox/embed-small:free"], input: TEXT },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { model: string }).model).toBe("sandbox/embed-small:free");
+  });
 
   it("requests on the caller's own key are not held to the free-model limits, nor fall back to the platform's", async () => {
     const acct = await createAccount({ creditsUsd: 1 });

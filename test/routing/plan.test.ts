@@ -1,5 +1,6 @@
 // The route planner as pure functions: candidates, each filter with its reason, ordering, BYOK, fallback plan.
 import { describe, expect, it } from "vitest";
+import { freeOnOwnKeys } from "../../src/inference/pipeline";
 import { ApiError } from "../../src/lib/errors";
 import { assertRoutable, planRoute, type RouteRequest } from "../../src/routing/plan";
 import { byokRow, context, endpoint, guardrailRow, model } from "./fixtures";
@@ -253,6 +254,20 @@ describe("guardrails", () => {
     expect(e.status).toBe(403);
     const eu = planRoute(req({ model: "v/m" }), context([paid], { region: "europe" }));
     expect(eu.attempts[0]!.baseUrl).toBe("https://eu.p1.example/v1");
+  });
+});
+
+describe("free models on the caller's own key", () => {
+  it("drop only that model's platform attempts: a free primary on the platform key stays first", () => {
+    const catalog = [model("x/m:free", [endpoint("p1")]), model("y/m:free", [endpoint("p2")])];
+    const plan = planRoute(
+      req({ model: "x/m:free", models: ["y/m:free"] }),
+      context(catalog, { byok: [byokRow("p2", { id: "own" })] }),
+    );
+    const sources = (p: ReturnType<typeof planRoute>) =>
+      p.attempts.map((a) => `${a.model.slug}:${a.credential.source}`);
+    expect(sources(plan)).toEqual(["x/m:free:platform", "y/m:free:byok", "y/m:free:platform"]);
+    expect(sources(freeOnOwnKeys(plan))).toEqual(["x/m:free:platform", "y/m:free:byok"]);
   });
 });
 
