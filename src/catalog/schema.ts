@@ -48,10 +48,10 @@ export const PricingSchema = z.strictObject({
 });
 export type Pricing = z.infer<typeof PricingSchema>;
 
-/** What an endpoint can do; the router filters on these, adapters read the ones of their modality. */
 /** Reasoning efforts, least to most (the request's `reasoning.effort` takes any of them). */
 export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 
+/** What an endpoint can do; the router filters on these, adapters read the ones of their modality. */
 export const CapabilitiesSchema = z.strictObject({
   // embeddings
   /** Native vector size; requests for other sizes need `dimensions_configurable`. */

@@ -38,7 +38,7 @@ function meterOf(accountId: string, now: number) {
 export function filterTexts(policy: EffectivePolicy, texts: string[]): FilteredTexts {
   if (policy.filters.length === 0) return { texts, flags: [] };
   const now = Date.now();
-  const meter = meterOf(policy.filters[0]!.accountId ?? policy.filters[0]!.guardrailId, now);
+  const meter = meterOf(policy.filters[0]!.accountId, now);
   if (meter.units >= ACCOUNT_FILTER_UNITS) {
     const seconds = Math.max(1, Math.ceil((meter.since + FILTER_WINDOW_MS - now) / 1000));
     throw new ApiError(

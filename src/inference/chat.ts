@@ -476,14 +476,8 @@ export function adapterRequest(
 export function fittedEffort(effort: string, accepted: readonly string[] | undefined): string | undefined {
   if (!accepted || accepted.includes(effort)) return effort;
   const rank = (e: string) => (REASONING_EFFORTS as readonly string[]).indexOf(e);
-  let best: string | undefined;
-  for (const candidate of accepted) {
-    const distance = Math.abs(rank(candidate) - rank(effort));
-    const bestDistance = best === undefined ? Number.POSITIVE_INFINITY : Math.abs(rank(best) - rank(effort));
-    if (distance < bestDistance || (distance === bestDistance && rank(candidate) > rank(best!)))
-      best = candidate;
-  }
-  return best;
+  const distance = (e: string) => Math.abs(rank(e) - rank(effort));
+  return [...accepted].sort((a, b) => distance(a) - distance(b) || rank(b) - rank(a))[0];
 }
 
 /**

@@ -563,8 +563,8 @@ const withoutFreeModels = (plan: RoutePlan): RoutePlan => ({
 
 /**
  * What admission needs from a route plan: the worst case over every attempt it may make, BYOK only
- * when no attempt uses platform credits, free-model limits when any attempt is a `:free` model
- * (unless every such attempt is on an exempt endpoint or the caller's own key).
+ * when no attempt uses platform credits, free-model limits when its first attempt is a `:free` model
+ * (unless every free attempt is on an exempt endpoint or the caller's own key).
  */
 export function admissionFor(
   plan: RoutePlan,
@@ -576,8 +576,7 @@ export function admissionFor(
   return {
     generationId,
     model: plan.model,
-    // A free-model request when its first attempt is on a free model: a paid model with a `:free` one
-    // among its fallbacks does not use up the free limits (it reserves the paid worst case instead).
+    // By its first attempt: a paid-first plan has no limited free attempt left (freeBehindPaidDropped).
     isFreeModel: plan.attempts[0]?.model.isFree === true,
     worstCaseMicros: Math.max(0, ...plan.attempts.map((a) => worstCaseMicros(a, plan))),
     byok: plan.attempts.every((a) => a.credential.source === "byok"),

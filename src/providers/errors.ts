@@ -53,37 +53,31 @@ export class UpstreamError extends Error {
   }
 }
 
-/** The same failure with some of its fields changed; its text stays the upstream's (see rawTexts). */
-export function amended(
-  err: UpstreamError,
-  changes: Partial<Pick<UpstreamError, "providerCode" | "retryAfterSeconds" | "retryable">>,
-): UpstreamError {
-  const raw = rawTexts.get(err);
-  const code = changes.providerCode ?? raw?.providerCode ?? err.providerCode;
+type Amendable = Partial<Pick<UpstreamError, "providerCode" | "retryAfterSeconds" | "retryable">>;
+
+/** The failure made again from the upstream's own texts (see rawTexts), passed through `text`, with `changes`. */
+function rebuilt(err: UpstreamError, text: (raw: string) => string, changes: Amendable = {}): UpstreamError {
+  const raw = rawTexts.get(err) ?? { message: err.message };
+  const code = changes.providerCode ?? raw.providerCode ?? err.providerCode;
   return new UpstreamError({
     kind: err.kind,
     status: err.status,
-    message: raw?.message ?? err.message,
-    providerCode: code,
+    message: text(raw.message),
+    providerCode: typeof code === "string" ? text(code) : code,
     retryAfterSeconds: "retryAfterSeconds" in changes ? changes.retryAfterSeconds : err.retryAfterSeconds,
     retryable: changes.retryable ?? err.retryable,
   });
 }
 
+/** The same failure with some of its fields changed; its text stays the upstream's. */
+export const amended = (err: UpstreamError, changes: Amendable): UpstreamError =>
+  rebuilt(err, (text) => text, changes);
+
 /** The same failure with every one of `secrets` (the credentials the attempt sent) removed from its text. */
 export function withoutSecrets(err: UpstreamError, secrets: Iterable<string>): UpstreamError {
   const list = [...secrets].filter((s) => s.length >= 4);
   if (list.length === 0) return err;
-  const raw = rawTexts.get(err) ?? { message: err.message };
-  const code = raw.providerCode ?? err.providerCode;
-  return new UpstreamError({
-    kind: err.kind,
-    message: redactSecrets(raw.message, list),
-    status: err.status,
-    providerCode: typeof code === "string" ? redactSecrets(code, list) : code,
-    retryAfterSeconds: err.retryAfterSeconds,
-    retryable: err.retryable,
-  });
+  return rebuilt(err, (text) => redactSecrets(text, list));
 }
 
 /**

@@ -115,16 +115,19 @@ function filterEndpoint(
  * With neither (default routing), endpoints with an outage just now go after the others, as OpenRouter's
  * load balancing avoids them; an explicit order or sort is the caller's and is kept as given.
  */
+/** A survivor's place in `provider.order` (those it does not name after all it does). */
+const orderRank = (order: string[]) => (s: Survivor) => {
+  const i = order.indexOf(s.endpoint.provider);
+  return i === -1 ? order.length : i;
+};
+
 function orderEndpoints(
   survivors: Survivor[],
   prefs: ProviderPreferences | null | undefined,
   isDown: ((endpointId: string) => boolean) | undefined,
 ): Survivor[] {
   const order = prefs?.order ?? [];
-  const rank = (s: Survivor) => {
-    const i = order.indexOf(s.endpoint.provider);
-    return i === -1 ? order.length : i;
-  };
+  const rank = orderRank(order);
   const { by } = sortOf(prefs);
   const avoid = order.length === 0 && !prefs?.sort && isDown ? isDown : undefined;
   const down = (s: Survivor) => (avoid?.(s.endpoint.id) ? 1 : 0);
@@ -189,11 +192,7 @@ export function planRoute(req: RouteRequest, ctx: RouteContext): RoutePlan {
   const { by, partition } = sortOf(req.provider);
   if (by === "price" && partition === "none") {
     // Across models, as within one: the providers `order` names first, then the cheaper.
-    const order = req.provider?.order ?? [];
-    const rank = (s: Survivor) => {
-      const i = order.indexOf(s.endpoint.provider);
-      return i === -1 ? order.length : i;
-    };
+    const rank = orderRank(req.provider?.order ?? []);
     const flat = perModel.flat().map((s, i) => ({ s, i }));
     flat.sort((a, b) => rank(a.s) - rank(b.s) || cheaper(a.s.endpoint, b.s.endpoint) || a.i - b.i);
     perModel = [flat.map((x) => x.s)];

@@ -1,5 +1,6 @@
 // POST /chat/completions: the OpenAI chat request as OpenRouter accepts it (names as @openrouter/sdk sends them).
 import { z } from "@hono/zod-openapi";
+import { REASONING_EFFORTS } from "../catalog/schema";
 import { ProviderPreferencesSchema } from "../routing/preferences";
 import { boundedJson, FallbackModelsSchema, MAX_ITEMS, MAX_TURN_ITEMS, MetadataSchema } from "./common";
 import { EndUserSchema, ProviderPassthroughSchema, SessionIdSchema, TraceSchema } from "./media-common";
@@ -132,7 +133,7 @@ const ResponseFormatSchema = z.discriminatedUnion("type", [
 ]);
 
 /** Reasoning effort levels, as `openai` and `@openrouter/sdk` type them (`max` the most a model offers). */
-export const ReasoningEffortSchema = z.enum(["max", "xhigh", "high", "medium", "low", "minimal", "none"]);
+export const ReasoningEffortSchema = z.enum(REASONING_EFFORTS);
 
 const ReasoningSchema = z.object({
   effort: ReasoningEffortSchema.nullish(),
