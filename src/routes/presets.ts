@@ -156,6 +156,14 @@ const presetNotFound = (slug: string) => notFound(`Preset '${slug}' not found`);
  */
 export const PRESET_CONFIG_BOUNDS = { maxDepth: 2 * PASSTHROUGH_MAX_DEPTH, maxChars: 1_000_000 };
 
+/**
+ * A version's system prompt and config (as stored: UTF-8, the config as JSON) together: D1 refuses a
+ * value or row above 2 MB (local SQLite's limit is higher, so a test could not show it), and every
+ * request under the preset sends the prompt.
+ */
+export const PRESET_MAX_BYTES = 1_500_000;
+const utf8 = new TextEncoder();
+
 /** The models a config's plugins name (fusion's `model` and `analysis_models`). */
 function pluginModels(plugins: unknown): string[] {
   if (!Array.isArray(plugins)) return [];
@@ -197,6 +205,12 @@ async function createVersion(
   }
   const problem = jsonBoundsProblem(config, PRESET_CONFIG_BOUNDS);
   if (problem) throw badRequest(`Invalid request: the preset config ${problem}`);
+  const bytes = utf8.encode(systemPrompt ?? "").length + utf8.encode(JSON.stringify(config)).length;
+  if (bytes > PRESET_MAX_BYTES) {
+    throw badRequest(
+      `Invalid request: a preset's system prompt and config hold at most ${PRESET_MAX_BYTES.toLocaleString("en-US")} bytes of UTF-8 together (this one ${bytes.toLocaleString("en-US")})`,
+    );
+  }
   // Its plugins as every inference route runs them: one the gateway cannot run is refused here, not on
   // every request under the preset (a request may still send `enabled: false` for a stored one).
   pluginPlanOf(config as Parameters<typeof pluginPlanOf>[0]);

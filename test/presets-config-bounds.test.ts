@@ -1,5 +1,6 @@
-// A preset's stored config is bounded in depth: hostile nesting in a passthrough field is a 400, not a
-// stack overflow (500) when the config is serialised, and no preset or version is written (found by test/fuzz).
+// A preset's stored config is bounded in depth and a version in size: hostile nesting in a passthrough
+// field is a 400, not a stack overflow (500) when the config is serialised (found by test/fuzz), and a system
+// prompt too large for a D1 row is a 400, not D1's SQLITE_TOOBIG (a 500); either way nothing is written.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createAccount } from "./helpers/accounts";
@@ -59,5 +60,48 @@ describe("POST /presets/{slug}/... with deeply nested passthrough JSON", () => {
       },
     });
     expect(res.status).toBe(200);
+  });
+});
+
+describe("POST /presets/{slug}/... with a system prompt too large to store", () => {
+  const big = "é".repeat(800_000); // 1.6 MB of UTF-8 in 800,000 characters
+  const bodies = [
+    ["responses", { model: "sandbox/chat-echo", instructions: big }],
+    [
+      "chat/completions",
+      {
+        model: "sandbox/chat-echo",
+        messages: [
+          { role: "system", content: big.slice(0, 400_000) },
+          { role: "system", content: big.slice(0, 400_000) },
+        ],
+      },
+    ],
+    ["messages", { model: "sandbox/chat-echo", max_tokens: 10, system: big, messages: [] }],
+  ] as const;
+
+  it.each(bodies)("%s: a 400 naming the limit, and no preset or version", async (kind, body) => {
+    const acct = await createAccount();
+    const res = await call(`/presets/big-${kind.replace("/", "-")}/${kind}`, {
+      method: "POST",
+      key: acct.managementKey,
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toMatch(/at most 1,500,000 bytes of UTF-8 together \(this one 1,6\d\d,\d{3}\)/);
+    expect(await presetRows(acct.accountId)).toBe(0);
+  });
+
+  it("stores a large prompt within the limit, and serves it", async () => {
+    const acct = await createAccount();
+    const prompt = "a".repeat(1_400_000);
+    const res = await call("/presets/big-ok/responses", {
+      method: "POST",
+      key: acct.managementKey,
+      body: { model: "sandbox/chat-echo", instructions: prompt },
+    });
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: { designated_version: { system_prompt: string } } };
+    expect(data.designated_version.system_prompt).toHaveLength(1_400_000);
   });
 });
