@@ -106,6 +106,28 @@ describe("POST /messages with @anthropic-ai/sdk", () => {
     expect(final.usage.input_tokens).toBe(whole.usage.input_tokens);
   });
 
+  it("stop_sequences: the message ends stop_sequence naming the one matched, created and streamed", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const { client } = anthropic({ apiKey: acct.apiKey });
+    const params = {
+      model: "sandbox/chat-echo",
+      max_tokens: 256,
+      messages: hi,
+      stop_sequences: ["zzz", "echoes"],
+    };
+    const created = await client.messages.create(params);
+    expect(created.stop_reason).toBe("stop_sequence");
+    expect(created.stop_sequence).toBe("echoes");
+    expect((created.content[0] as Anthropic.TextBlock).text).not.toContain("echoes");
+    const streamedMessage = await client.messages.stream(params).finalMessage();
+    expect(streamedMessage.stop_reason).toBe("stop_sequence");
+    expect(streamedMessage.stop_sequence).toBe("echoes");
+    // A stop sequence the answer never meets: it ends its own way.
+    const natural = await client.messages.create({ ...params, stop_sequences: ["zzz"] });
+    expect(natural.stop_reason).toBe("end_turn");
+    expect(natural.stop_sequence).toBeNull();
+  });
+
   it("tools: tool_use blocks whose input_json_delta pieces parse to the input; a tool_result turn answers", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { client } = anthropic({ apiKey: acct.apiKey });

@@ -88,7 +88,9 @@ describe("POST /presets/{slug}/... with a system prompt too large to store", () 
       body,
     });
     expect(res.status).toBe(400);
-    expect((await errorOf(res)).message).toMatch(/at most 1,500,000 bytes of UTF-8 together \(this one 1,6\d\d,\d{3}\)/);
+    expect((await errorOf(res)).message).toMatch(
+      /at most 1,500,000 bytes of UTF-8 together \(this one 1,6\d\d,\d{3}\)/,
+    );
     expect(await presetRows(acct.accountId)).toBe(0);
   });
 

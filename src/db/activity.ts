@@ -54,7 +54,7 @@ const tokens = (name: string) =>
 
 /**
  * Generation records summed per day, model, provider endpoint (and workspace when asked), newest day
- * first. Records that never reached a provider (no endpoint) have nothing to attribute and are left out.
+ * first. Records no provider served (failed or cancelled before an answer: no endpoint, no cost) are left out.
  */
 export async function readActivity(d1: D1Database, f: ActivityFilter): Promise<ActivityRow[]> {
   const db = getDb(d1);

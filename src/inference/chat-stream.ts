@@ -78,6 +78,8 @@ export class Folded {
   tools = new Map<number, { id: string; name: string; arguments: string }>();
   finish: ChatChoiceDelta["finish_reason"] = null;
   native: string | null = null;
+  /** The stop sequence that ended the answer, when the provider said which. */
+  stopSequence: string | null = null;
   usage?: ChatUsage;
   /** The prompt's tokens as the upstream counted them before its final usage (see ChatChunk.promptUsage). */
   promptUsage?: ChatUsage;
@@ -101,6 +103,7 @@ export class Folded {
       if (d.tool_calls) for (const call of d.tool_calls) this.addTool(call);
       if (choice.finish_reason) this.finish = choice.finish_reason;
       if (choice.native_finish_reason) this.native = choice.native_finish_reason;
+      if (choice.stop_sequence) this.stopSequence = choice.stop_sequence;
       if (choice.logprobs != null) this.addLogprobs(choice.logprobs);
     }
   }

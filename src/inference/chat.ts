@@ -481,11 +481,20 @@ export function fittedEffort(effort: string, accepted: readonly string[] | undef
 }
 
 /**
- * `tool_choice: {type: "allowed_tools"}` as every provider can take it: the tool list cut to the tools
- * named, and their `mode` as the tool choice. A name that is not among `tools` is a 400.
+ * The tool choice checked against the tools (a call forced to a tool that is not there is a 400, as
+ * OpenAI and Anthropic answer it, not an answer in plain text billed as if it had followed), and
+ * `{type: "allowed_tools"}` as every provider can take it: the tool list cut to the tools named, and
+ * their `mode` as the tool choice.
  */
 export function withAllowedTools(body: ChatRequestBody): ChatRequestBody {
   const choice = body.tool_choice;
+  const names = new Set((body.tools ?? []).map((t) => t.function.name));
+  if (choice === "required" && names.size === 0) {
+    throw badRequest("tool_choice 'required' needs tools: the request has none");
+  }
+  if (typeof choice === "object" && choice.type === "function" && !names.has(choice.function.name)) {
+    throw badRequest(`tool_choice names the function '${choice.function.name}', which is not in tools`);
+  }
   if (typeof choice !== "object" || choice.type !== "allowed_tools") return body;
   const allowed = new Set(choice.allowed_tools.tools.map((t) => t.function.name));
   const tools = (body.tools ?? []).filter((t) => allowed.has(t.function.name));

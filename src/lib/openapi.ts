@@ -13,9 +13,36 @@ const TARGET_NAMES: Record<string, string> = {
   header: "header",
 };
 
+type Issue = z.core.$ZodIssue;
+
+/**
+ * The issue that says why, for a value no branch of a union took (zod's own is a bare "Invalid input"):
+ * the issue of the branch whose type the value has (a list too long, a part's field wrong), looked into
+ * again when that is a union too; when the value has none of the branches' types, which types they are.
+ */
+export function explainedIssue(issue: Issue): { path: PropertyKey[]; message: string } {
+  if (issue.code !== "invalid_union" || issue.errors.length === 0) return issue;
+  const typeOnly = (branch: Issue[]) =>
+    branch.length === 1 && branch[0]!.code === "invalid_type" && branch[0]!.path.length === 0;
+  const matched = issue.errors.find((branch) => branch.length > 0 && !typeOnly(branch));
+  if (matched) {
+    const inner = explainedIssue(matched[0]!);
+    return { path: [...issue.path, ...inner.path], message: inner.message };
+  }
+  const expected = [
+    ...new Set(
+      issue.errors.map((b) => (b[0] as { expected?: string } | undefined)?.expected).filter(Boolean),
+    ),
+  ];
+  return expected.length
+    ? { path: issue.path, message: `Invalid input: expected ${expected.join(" or ")}` }
+    : issue;
+}
+
 export function describeZodError(target: string, error: z.ZodError): string {
   const where = TARGET_NAMES[target] ?? target;
-  const issues = error.issues.slice(0, 5).map((issue) => {
+  const issues = error.issues.slice(0, 5).map((raw) => {
+    const issue = explainedIssue(raw);
     const path = issue.path.length ? `${where}.${issue.path.map(String).join(".")}` : where;
     return `${path}: ${issue.message}`;
   });
@@ -44,9 +71,10 @@ export function createRouter() {
         // No query parameter takes a list: one given twice reached the schema as two values.
         if (repeated !== undefined) throw badRequest(`Query parameter '${repeated}' is given more than once`);
         throw badRequest(describeZodError(result.target, result.error), {
-          issues: result.error.issues
-            .slice(0, 20)
-            .map((i) => ({ path: i.path.map(String), message: i.message })),
+          issues: result.error.issues.slice(0, 20).map((raw) => {
+            const i = explainedIssue(raw);
+            return { path: i.path.map(String), message: i.message };
+          }),
         });
       }
     },

@@ -148,6 +148,53 @@ function withoutBody(c: Context<AppEnv>): void {
   c.req.raw = new Request(c.req.url, { method: c.req.method, headers, signal: c.req.raw.signal });
 }
 
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+const DECODERS: Record<string, "gzip" | "deflate"> = { gzip: "gzip", "x-gzip": "gzip", deflate: "deflate" };
+
+/**
+ * The request with its body decoded (gzip or deflate, as `Content-Encoding` says), refused once the
+ * decoded bytes pass the route's limit (a small bomb could otherwise inflate past the isolate's memory).
+ */
+async function decoded(req: Request, encoding: string, maxSize: number): Promise<Request> {
+  const format = DECODERS[encoding];
+  if (!format) {
+    throw badRequest(
+      `Content-Encoding '${encoding}' is not supported: send the body as it is, or compressed with gzip or deflate`,
+    );
+  }
+  const reader = req.body!.pipeThrough(new DecompressionStream(format)).getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxSize) {
+        await reader.cancel().catch(() => {});
+        throw new ApiError(
+          413,
+          `Request body is larger than the ${maxSize / MIB} MiB this operation accepts`,
+        );
+      }
+      chunks.push(value);
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw badRequest(`Request body is not valid ${encoding} data (its Content-Encoding)`);
+  }
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  const headers = new Headers(req.headers);
+  headers.delete("Content-Encoding");
+  headers.set("Content-Length", String(size));
+  return new Request(req.url, { method: req.method, headers, body, signal: req.signal });
+}
+
 export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
   if (!["POST", "PUT", "PATCH"].includes(c.req.method)) return next();
   if (!hasBody(c.req.raw)) {
@@ -159,6 +206,14 @@ export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
     throw badRequest(
       `Request bodies must be JSON: send 'Content-Type: application/json' (got '${type || "none"}')`,
     );
+  }
+  const charset = CHARSET.exec(type)?.[1];
+  if (charset && !/^utf-?8$/i.test(charset)) {
+    throw badRequest(`Request bodies are JSON in UTF-8 (RFC 8259): charset '${charset}' is not accepted`);
+  }
+  const encoding = (c.req.header("Content-Encoding") ?? "").trim().toLowerCase();
+  if (encoding && encoding !== "identity") {
+    c.req.raw = await decoded(c.req.raw, encoding, limitFor(c.req.path));
   }
   if (!VALIDATOR_JSON.test(type)) {
     const headers = new Headers(c.req.raw.headers);

@@ -227,6 +227,8 @@ export interface ChatChoiceDelta {
   finish_reason: ChatFinishReason | null;
   /** The provider's own value. */
   native_finish_reason?: string | null;
+  /** Which of the request's stop sequences ended the answer, where the provider says (Messages' `stop_sequence`). */
+  stop_sequence?: string;
   logprobs?: unknown;
 }
 

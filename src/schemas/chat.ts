@@ -2,12 +2,25 @@
 import { z } from "@hono/zod-openapi";
 import { REASONING_EFFORTS } from "../catalog/schema";
 import { ProviderPreferencesSchema } from "../routing/preferences";
-import { boundedJson, FallbackModelsSchema, MAX_ITEMS, MAX_TURN_ITEMS, MetadataSchema } from "./common";
-import { EndUserSchema, ProviderPassthroughSchema, SessionIdSchema, TraceSchema } from "./media-common";
+import {
+  boundedJson,
+  FallbackModelsSchema,
+  MAX_ITEMS,
+  MAX_TURN_ITEMS,
+  MetadataSchema,
+  PromptTextSchema,
+} from "./common";
+import {
+  AUDIO_DATA,
+  EndUserSchema,
+  mediaUrl,
+  ProviderPassthroughSchema,
+  SessionIdSchema,
+  TraceSchema,
+} from "./media-common";
 
 const MAX_MESSAGES = 10_000;
-const MAX_TEXT_CHARS = 4_000_000;
-const Text = z.string().max(MAX_TEXT_CHARS);
+const Text = PromptTextSchema;
 const Bounded = <T extends z.ZodType>(schema: T) =>
   boundedJson(schema, { maxDepth: 32, maxChars: 1_000_000 });
 
@@ -17,11 +30,17 @@ export const ChatContentPartSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: Text, cache_control: CacheControl }),
   z.object({
     type: z.literal("image_url"),
-    image_url: z.object({ url: z.string().min(1), detail: z.enum(["auto", "low", "high"]).optional() }),
+    image_url: z.object({
+      url: mediaUrl("image", { http: true }),
+      detail: z.enum(["auto", "low", "high"]).optional(),
+    }),
   }),
   z.object({
     type: z.literal("input_audio"),
-    input_audio: z.object({ data: z.string().min(1), format: z.string().min(1) }),
+    input_audio: z.object({
+      data: z.string().regex(AUDIO_DATA, "must be base64 audio, optionally as a data:audio/...;base64, URL"),
+      format: z.string().min(1),
+    }),
   }),
   z.object({
     type: z.literal("file"),

@@ -103,6 +103,15 @@ export const MAX_ITEMS = 1_000;
  */
 export const MAX_TURN_ITEMS = 20_000;
 
+/** Characters in one text of a prompt (a message's content or part, a system prompt, a tool's output): a million-token prompt is about 4 MB. */
+export const MAX_PROMPT_CHARS = 4_000_000;
+export const PromptTextSchema = z
+  .string()
+  .max(
+    MAX_PROMPT_CHARS,
+    `Too big: a prompt's text is at most ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters`,
+  );
+
 /**
  * Why `value` is unfit to pass through (too deeply nested or too large), or null. The walk keeps
  * its own stack, so hostile nesting cannot overflow the call stack here, and it stops at the first

@@ -78,18 +78,27 @@ export const EndUserSchema = z
 export const SESSION_ID_MAX_LENGTH = 256;
 export const SessionIdSchema = z.string().max(SESSION_ID_MAX_LENGTH);
 
-/** An https URL or a base64 data URL of the given media kind. */
-export function mediaUrl(kind: "image" | "audio" | "video") {
+/** Base64 text (standard alphabet, padded or not). */
+export const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/** Base64 audio, bare or as a data:audio/...;base64, URL. */
+export const AUDIO_DATA = /^(data:audio\/[\w.+-]+;base64,)?[A-Za-z0-9+/]+={0,2}$/;
+
+/** An https URL (http too where `http` says so: chat's image parts) or a base64 data URL of the given media kind. */
+export function mediaUrl(kind: "image" | "audio" | "video", { http = false } = {}) {
+  const data = new RegExp(`^data:${kind}/[\\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$`);
   return z.string().refine(
     (u) => {
-      if (u.startsWith("data:"))
-        return new RegExp(`^data:${kind}/[\\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$`).test(u);
+      if (u.startsWith("data:")) return data.test(u);
       try {
-        return new URL(u).protocol === "https:";
+        const { protocol } = new URL(u);
+        return protocol === "https:" || (http && protocol === "http:");
       } catch {
         return false;
       }
     },
-    { message: `must be an https URL or a base64 data:${kind}/... URL` },
+    { message: `must be an ${http ? "http(s)" : "https"} URL or a base64 data:${kind}/... URL` },
   );
 }
+
+/** A URL a provider fetches: http or https. */
+export const FetchableUrlSchema = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });

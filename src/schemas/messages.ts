@@ -2,15 +2,14 @@
 // fields (provider, models or fallbacks, preset), and the `message` object it answers.
 import { z } from "@hono/zod-openapi";
 import { ChatRequestSchema } from "./chat";
-import { boundedJson, FallbackModelSchema, MAX_ITEMS } from "./common";
-import { SessionIdSchema, TraceSchema } from "./media-common";
+import { boundedJson, FallbackModelSchema, MAX_ITEMS, PromptTextSchema } from "./common";
+import { BASE64, FetchableUrlSchema, SessionIdSchema, TraceSchema } from "./media-common";
 
 const MAX_MESSAGES = 10_000;
-const MAX_TEXT_CHARS = 4_000_000;
 /** Fallback models a Messages request may name (`models` or `fallbacks`). */
 export const MAX_MESSAGES_FALLBACKS = 3;
 
-const Text = z.string().max(MAX_TEXT_CHARS);
+const Text = PromptTextSchema;
 const Bounded = <T extends z.ZodType>(schema: T) =>
   boundedJson(schema, { maxDepth: 32, maxChars: 1_000_000 });
 
@@ -26,21 +25,23 @@ const TextBlock = z.object({
   citations: z.array(z.unknown()).max(MAX_ITEMS).nullish(),
 });
 
+const Base64Data = z.string().regex(BASE64, "must be base64 (no data: prefix)");
+
 const ImageSource = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("base64"),
     media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]),
-    data: z.string().min(1),
+    data: Base64Data,
   }),
-  z.object({ type: z.literal("url"), url: z.url() }),
+  z.object({ type: z.literal("url"), url: FetchableUrlSchema }),
 ]);
 
 const ImageBlock = z.object({ type: z.literal("image"), source: ImageSource, cache_control: CacheControl });
 
 const DocumentSource = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("base64"), media_type: z.literal("application/pdf"), data: z.string().min(1) }),
+  z.object({ type: z.literal("base64"), media_type: z.literal("application/pdf"), data: Base64Data }),
   z.object({ type: z.literal("text"), media_type: z.literal("text/plain"), data: Text }),
-  z.object({ type: z.literal("url"), url: z.url() }),
+  z.object({ type: z.literal("url"), url: FetchableUrlSchema }),
   z.object({
     type: z.literal("content"),
     content: z.union([Text, z.array(z.union([TextBlock, ImageBlock])).max(MAX_ITEMS)]),

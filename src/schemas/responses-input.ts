@@ -1,13 +1,13 @@
 // Input items of a responses request: messages (easy and typed) and the other item kinds, checked by kind.
 import { z } from "@hono/zod-openapi";
-import { MAX_ITEMS, MAX_TURN_ITEMS } from "./common";
+import { MAX_ITEMS, MAX_TURN_ITEMS, PromptTextSchema as Text } from "./common";
 
 const ROLES = ["user", "assistant", "system", "developer"] as const;
 
 const ContentPart = z.discriminatedUnion("type", [
-  z.looseObject({ type: z.literal("input_text"), text: z.string() }),
-  z.looseObject({ type: z.literal("output_text"), text: z.string() }),
-  z.looseObject({ type: z.literal("refusal"), refusal: z.string() }),
+  z.looseObject({ type: z.literal("input_text"), text: Text }),
+  z.looseObject({ type: z.literal("output_text"), text: Text }),
+  z.looseObject({ type: z.literal("refusal"), refusal: Text }),
   z.looseObject({
     type: z.literal("input_image"),
     image_url: z.string().nullable().optional(),
@@ -25,19 +25,19 @@ const ContentPart = z.discriminatedUnion("type", [
 const MessageItem = z.looseObject({
   type: z.literal("message").optional(),
   role: z.enum(ROLES),
-  content: z.union([z.string(), z.array(ContentPart).max(MAX_ITEMS)]),
+  content: z.union([Text, z.array(ContentPart).max(MAX_ITEMS)]),
 });
 
 const callId = z.string().min(1);
 
 /** Required fields per item kind; kinds not listed here only need their `type`. */
 const ITEM_SHAPES: Record<string, z.ZodType> = {
-  function_call: z.looseObject({ call_id: callId, name: z.string().min(1), arguments: z.string() }),
+  function_call: z.looseObject({ call_id: callId, name: z.string().min(1), arguments: Text }),
   function_call_output: z.looseObject({
     call_id: callId,
-    output: z.union([z.string(), z.array(z.looseObject({ type: z.string() })).max(MAX_ITEMS)]),
+    output: z.union([Text, z.array(z.looseObject({ type: z.string() })).max(MAX_ITEMS)]),
   }),
-  custom_tool_call: z.looseObject({ call_id: callId, name: z.string().min(1), input: z.string() }),
+  custom_tool_call: z.looseObject({ call_id: callId, name: z.string().min(1), input: Text }),
   custom_tool_call_output: z.looseObject({ call_id: callId, output: z.unknown() }),
   reasoning: z.looseObject({
     summary: z
@@ -128,4 +128,4 @@ export const InputItemSchema = z
     description: "A message ({role, content}) or an item of another kind, identified by `type`",
   });
 
-export const InputSchema = z.union([z.string(), z.array(InputItemSchema).max(MAX_TURN_ITEMS)]);
+export const InputSchema = z.union([Text, z.array(InputItemSchema).max(MAX_TURN_ITEMS)]);

@@ -1,6 +1,6 @@
 // The responses request object (POST /presets/{slug}/responses and inference): every field and limit of the spec.
 import { z } from "@hono/zod-openapi";
-import { FallbackModelsSchema, MAX_ITEMS, MetadataSchema } from "./common";
+import { FallbackModelsSchema, MAX_ITEMS, MetadataSchema, PromptTextSchema } from "./common";
 import { InputSchema } from "./responses-input";
 import { PluginsSchema } from "./responses-plugins";
 import { ToolsSchema } from "./responses-tools";
@@ -46,7 +46,7 @@ export const ResponsesRequestSchema = z
       .optional()
       .openapi({ description: "Apply this preset (inference only; never persisted in a preset)" }),
     input: InputSchema.optional(),
-    instructions: z.string().nullable().optional(),
+    instructions: PromptTextSchema.nullable().optional(),
     max_output_tokens: z.int().min(1).nullable().optional(),
     max_tool_calls: z
       .int()

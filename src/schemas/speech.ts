@@ -1,7 +1,13 @@
 // POST /audio/speech: the request body (field names as @openrouter/sdk and the openai client send them).
 import { z } from "@hono/zod-openapi";
 import { characterCount } from "../lib/text";
-import { EndUserSchema, ProviderPassthroughSchema, SessionIdSchema, TraceSchema } from "./media-common";
+import {
+  AUDIO_DATA,
+  EndUserSchema,
+  ProviderPassthroughSchema,
+  SessionIdSchema,
+  TraceSchema,
+} from "./media-common";
 
 export const SPEECH_FORMATS = ["mp3", "pcm"] as const;
 export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
@@ -13,8 +19,6 @@ export const SPEECH_CONTENT_TYPES: Record<SpeechFormat, string> = {
 
 /** Longest input accepted; also bounds the worst-case cost reserved before the upstream call. */
 export const MAX_SPEECH_INPUT_CHARS = 100_000;
-
-const AUDIO_DATA = /^(data:audio\/[\w.+-]+;base64,)?[A-Za-z0-9+/]+={0,2}$/;
 
 const ReferenceAudioSchema = z.object({
   type: z.literal("input_audio"),

@@ -563,6 +563,25 @@ describe("anthropic chat: the stream", () => {
     expect(fold(chunks)).toMatchObject({ finish: "content_filter", native: "refusal" });
   });
 
+  it("names the stop sequence that ended the answer on its finishing chunk", async () => {
+    const chunks = await collect(
+      anthropicChunks(
+        events(
+          { type: "message_start", message: { model: "m", usage: { input_tokens: 9, output_tokens: 1 } } },
+          { type: "message_delta", delta: { stop_reason: "stop_sequence", stop_sequence: "END" }, usage: {} },
+          { type: "message_stop" },
+        ),
+        "anthropic",
+      ),
+    );
+    const finishing = chunks.flatMap((c) => c.choices).find((c) => c.finish_reason !== null);
+    expect(finishing).toMatchObject({
+      finish_reason: "stop",
+      native_finish_reason: "stop_sequence",
+      stop_sequence: "END",
+    });
+  });
+
   it("throws a 529 UpstreamError at an overloaded error event, after the text before it", async () => {
     const stream = await anthropicAdapter.chat!(
       hello,

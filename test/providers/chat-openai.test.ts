@@ -439,6 +439,25 @@ describe("openai-compatible chat: the stream", () => {
     });
   });
 
+  it("names the stop string a vLLM-style host reports in stop_reason (a token id is not one)", async () => {
+    const answer = (stopReason: unknown) =>
+      `data: {"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\ndata: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop","stop_reason":${JSON.stringify(stopReason)}}]}\n\ndata: [DONE]\n\n`;
+    const finishing = async (stopReason: unknown) =>
+      (
+        await collect(
+          await openAiCompatibleAdapter.chat!(
+            hello,
+            ctx(() => sse(answer(stopReason))),
+          ),
+        )
+      )
+        .flatMap((c) => c.choices)
+        .find((c) => c.finish_reason !== null);
+    expect(await finishing("END")).toMatchObject({ finish_reason: "stop", stop_sequence: "END" });
+    expect((await finishing(128009))?.stop_sequence).toBeUndefined();
+    expect((await finishing(null))?.stop_sequence).toBeUndefined();
+  });
+
   it("throws an UpstreamError at an error object inside the stream, after the chunks before it", async () => {
     const stream = await openAiCompatibleAdapter.chat!(
       hello,

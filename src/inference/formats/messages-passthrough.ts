@@ -23,6 +23,7 @@ import {
   MessageSnapshot,
   startEvent,
   stopReasonOf,
+  stopSequenceOf,
   usageOf,
 } from "./messages-events";
 
@@ -92,7 +93,7 @@ export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
       if (!delta) {
         out += frame("message_delta", {
           type: "message_delta",
-          delta: { stop_reason: stopReasonOf(folded), stop_sequence: null },
+          delta: { stop_reason: stopReasonOf(folded), stop_sequence: stopSequenceOf(folded) },
           usage: usageOf(usage, meta),
         });
       }

@@ -14,6 +14,7 @@ import {
   MessageSnapshot,
   startEvent,
   stopReasonOf,
+  stopSequenceOf,
   usageOf,
 } from "./messages-events";
 import { messagesPassthroughJson, messagesPassthroughStream } from "./messages-passthrough";
@@ -170,7 +171,7 @@ export function messagesStream(meta: ChatMeta): StreamFormat {
       blocks.close();
       return `${take()}${frame("message_delta", {
         type: "message_delta",
-        delta: { stop_reason: stopReasonOf(folded), stop_sequence: null },
+        delta: { stop_reason: stopReasonOf(folded), stop_sequence: stopSequenceOf(folded) },
         usage: usageOf(usage, meta),
       })}${frame("message_stop", { type: "message_stop" })}`;
     },
@@ -204,7 +205,7 @@ export function messagesJson(meta: ChatMeta): BodyFormat {
         provider: meta.provider,
         content: snapshot.blocks(),
         stop_reason: stopReasonOf(folded),
-        stop_sequence: null,
+        stop_sequence: stopSequenceOf(folded),
         usage: usageOf(usage, meta),
       };
     },

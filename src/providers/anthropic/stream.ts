@@ -109,7 +109,7 @@ export class AnthropicStreamReader {
 
   constructor(private readonly provider: string) {}
 
-  private chunk(delta: ChatDelta, finish?: { raw: string }): ChatChunk {
+  private chunk(delta: ChatDelta, finish?: { raw: string; sequence?: string | undefined }): ChatChunk {
     if (!this.started) {
       delta = { role: "assistant", ...delta };
       this.started = true;
@@ -118,6 +118,7 @@ export class AnthropicStreamReader {
     if (finish) {
       choice.finish_reason = FINISH[finish.raw] ?? "stop";
       choice.native_finish_reason = finish.raw;
+      if (finish.sequence !== undefined) choice.stop_sequence = finish.sequence;
     }
     const out: ChatChunk = { choices: [choice] };
     if (this.model) out.model = this.model;
@@ -170,8 +171,9 @@ export class AnthropicStreamReader {
         this.usage.update(payload.usage);
         const delta = isObject(payload.delta) ? payload.delta : {};
         const stop = typeof delta.stop_reason === "string" ? delta.stop_reason : undefined;
+        const sequence = typeof delta.stop_sequence === "string" ? delta.stop_sequence : undefined;
         const out = stop
-          ? this.chunk({}, { raw: stop })
+          ? this.chunk({}, { raw: stop, sequence })
           : {
               choices: [] as ChatChoiceDelta[],
               ...(this.model ? { model: this.model } : {}),

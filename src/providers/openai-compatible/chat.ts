@@ -207,6 +207,9 @@ function mapChoice(c: Json, position: number): ChatChoiceDelta {
     finish_reason: raw === null ? null : normalizeFinish(raw),
   };
   if (raw !== null) choice.native_finish_reason = raw;
+  // vLLM and the hosts built on it name the stop string that ended the answer (a token id is a number).
+  if (raw === "stop" && typeof c.stop_reason === "string" && c.stop_reason)
+    choice.stop_sequence = c.stop_reason;
   if (c.logprobs != null) choice.logprobs = c.logprobs;
   return choice;
 }

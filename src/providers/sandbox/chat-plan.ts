@@ -12,6 +12,8 @@ export interface Plan {
   steps: Step[];
   /** How the answer ends when nothing (maxTokens) cuts it short. */
   finish: ChatFinishReason;
+  /** The request's stop sequence that cut the answer, if one did. */
+  stopSequence?: string;
   promptTokens: number;
   /** Reasoning produced but not shown (`reasoning.exclude`): billed, never streamed. */
   hiddenReasoningTokens: number;
@@ -68,14 +70,18 @@ function wordSteps(text: string, key: "content" | "reasoning"): Step[] {
   }));
 }
 
-/** The text up to the earliest stop sequence (the answer then ends `stop`, as it would anyway). */
-function cutAtStop(text: string, stop: string[] | undefined): string {
+/** The text up to the earliest stop sequence, and that sequence (the answer then ends `stop`, naming it). */
+function cutAtStop(text: string, stop: string[] | undefined): { text: string; stopSequence?: string } {
   let end = text.length;
+  let stopSequence: string | undefined;
   for (const s of stop ?? []) {
     const at = s ? text.indexOf(s) : -1;
-    if (at >= 0 && at < end) end = at;
+    if (at >= 0 && at < end) {
+      end = at;
+      stopSequence = s;
+    }
   }
-  return text.slice(0, end);
+  return stopSequence === undefined ? { text } : { text: text.slice(0, end), stopSequence };
 }
 
 const lastUser = (messages: ChatMessage[]) => [...messages].reverse().find((m) => m.role === "user");
@@ -86,9 +92,11 @@ export function echoText(request: ChatRequest): string {
 }
 
 function textPlan(request: ChatRequest, text: string): Plan {
+  const cut = cutAtStop(text, request.stop);
   return {
-    steps: wordSteps(cutAtStop(text, request.stop), "content"),
+    steps: wordSteps(cut.text, "content"),
     finish: "stop",
+    ...(cut.stopSequence !== undefined ? { stopSequence: cut.stopSequence } : {}),
     promptTokens: promptTokensOf(request),
     hiddenReasoningTokens: 0,
     reasons: false,
@@ -103,9 +111,10 @@ function textPlan(request: ChatRequest, text: string): Plan {
 export function echoPlan(request: ChatRequest): Plan {
   const json = jsonAnswer(request);
   if (json === undefined) return textPlan(request, echoText(request));
-  const text = cutAtStop(json, request.stop);
+  const { text, stopSequence } = cutAtStop(json, request.stop);
   return {
     ...textPlan(request, ""),
+    ...(stopSequence !== undefined ? { stopSequence } : {}),
     steps: text ? pieces(text).map((piece) => ({ delta: { content: piece }, tokens: tokensOf(piece) })) : [],
   };
 }

@@ -1,7 +1,15 @@
 // Sandbox chat: deterministic streamed answers (echo, tool calls, reasoning) and streaming failure modes, offline.
 import { UpstreamError } from "../errors";
 import { chatStream } from "../sse";
-import type { CallContext, ChatChunk, ChatDelta, ChatRequest, ChatStream, ChatUsage } from "../types";
+import type {
+  CallContext,
+  ChatChoiceDelta,
+  ChatChunk,
+  ChatDelta,
+  ChatRequest,
+  ChatStream,
+  ChatUsage,
+} from "../types";
 import { echoPlan, type Plan, promptTokensOf, reasoningPlan, toolsPlan } from "./chat-plan";
 import { sandboxFailureMode } from "./failures";
 
@@ -104,8 +112,19 @@ async function* generate(
     completionTokens: completion,
     ...(plan.reasons ? { reasoningTokens: reasoning } : {}),
   };
+  // A stop sequence named as Anthropic and vLLM name it; an answer cut by max_tokens first is `length`.
+  const sequence = finish === "stop" ? plan.stopSequence : undefined;
+  const choice: ChatChoiceDelta = sequence
+    ? {
+        index: 0,
+        delta: {},
+        finish_reason: finish,
+        native_finish_reason: "stop_sequence",
+        stop_sequence: sequence,
+      }
+    : { index: 0, delta: {}, finish_reason: finish, native_finish_reason: finish };
   yield {
-    choices: [{ index: 0, delta: {}, finish_reason: finish, native_finish_reason: finish }],
+    choices: [choice],
     usage,
     model,
     upstreamId,
