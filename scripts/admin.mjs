@@ -689,6 +689,18 @@ export async function main(argv) {
     return argv.length === 0 ? 2 : 0;
   }
   const found = resolve(argv);
+  const group = argv[0];
+  const inGroup = Object.keys(COMMANDS).filter((n) => n.split(" ")[0] === group);
+  if (!found && inGroup.length > 0 && argv.slice(1).every((a) => a === "--help" || a === "-h")) {
+    // A group named alone (`accounts`) or with --help: its commands, as the tool's help lists them.
+    const width = Math.max(...inGroup.map((n) => n.length)) + 2;
+    process.stdout.write(
+      `Usage: npm run admin -- ${group} <command> [options]\n\nCommands:\n${inGroup
+        .map((n) => `  ${n.padEnd(width)}${COMMANDS[n].summary}`)
+        .join("\n")}\n\nEach takes --help for its options.\n`,
+    );
+    return argv.length > 1 ? 0 : 2;
+  }
   if (!found)
     throw new UsageError(
       `Unknown command '${argv

@@ -1,11 +1,12 @@
 // GET /key and the keys management API, over raw HTTP and through @openrouter/sdk.
-import { env } from "cloudflare:test";
+import { createExecutionContext, env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import app from "../src/app";
 import { getDb, tables } from "../src/db/client";
 import { sha256Hex } from "../src/lib/hash";
 import { createAccount, createKey } from "./helpers/accounts";
-import { call, errorOf } from "./helpers/http";
+import { BASE, call, errorOf } from "./helpers/http";
 import { sdkFor } from "./helpers/sdk";
 
 describe("GET /key", () => {
@@ -406,6 +407,35 @@ describe("the account's last management key", () => {
     expect((await call(`/keys/${second.hash}`, { key: second.key, method: "DELETE" })).status).toBe(409);
   });
 
+  it("cannot be given an expiry (409, unchanged): it would lock the account out later; removing one is fine", async () => {
+    const acct = await createAccount();
+    const mine = await sha256Hex(acct.managementKey);
+    const soon = new Date(Date.now() + 5_000).toISOString();
+    const expire = await call(`/keys/${mine}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { expires_at: soon, name: "expiring" },
+    });
+    expect(expire.status).toBe(409);
+    expect((await errorOf(expire)).message).toContain("setting an expiry on it");
+    const [row] = await getDb(env.DB).select().from(tables.apiKeys).where(eq(tables.apiKeys.hash, mine));
+    expect(row).toMatchObject({ expiresAt: null, name: expect.not.stringMatching("expiring") });
+    const cleared = await call(`/keys/${mine}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { expires_at: null },
+    });
+    expect(cleared.status).toBe(200);
+    // With another management key enabled, it may expire.
+    await createKey(acct, { isManagement: true, name: "second" });
+    const later = await call(`/keys/${mine}`, {
+      key: acct.managementKey,
+      method: "PATCH",
+      body: { expires_at: soon },
+    });
+    expect(later.status).toBe(200);
+  });
+
   it("of two removed at once, one stays", async () => {
     const acct = await createAccount();
     const first = { key: acct.managementKey, hash: await sha256Hex(acct.managementKey) };
@@ -422,5 +452,31 @@ describe("the account's last management key", () => {
       .from(tables.apiKeys)
       .where(eq(tables.apiKeys.accountId, acct.accountId));
     expect(left.filter((k) => k.isManagement && !k.disabled)).toHaveLength(1);
+  });
+});
+
+describe("PATCH /keys/{hash} with the ledger unreachable", () => {
+  it("is a 503 that changed nothing (the answer's usage comes from the ledger, read before the change)", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const acct = await createAccount();
+    const lost = new Proxy({}, { get: () => () => Promise.reject(new Error("Network connection lost.")) });
+    const ledger = { ...env.LEDGER, get: () => lost, idFromName: (n: string) => env.LEDGER.idFromName(n) };
+    const res = await app.fetch(
+      new Request(`${BASE}/keys/${acct.apiKeyHash}`, {
+        method: "PATCH",
+        headers: { Authorization: `Bearer ${acct.managementKey}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "patched-while-down", disabled: true }),
+      }),
+      { ...env, LEDGER: ledger as unknown as typeof env.LEDGER },
+      createExecutionContext(),
+    );
+    expect(res.status).toBe(503);
+    const [row] = await getDb(env.DB)
+      .select()
+      .from(tables.apiKeys)
+      .where(eq(tables.apiKeys.hash, acct.apiKeyHash));
+    expect(row).toMatchObject({ disabled: false });
+    expect(row!.name).not.toBe("patched-while-down");
   });
 });

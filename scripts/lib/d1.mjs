@@ -142,8 +142,18 @@ export function creditsSql({ grantId = crypto.randomUUID(), accountId, usd, note
   return `INSERT OR IGNORE INTO credit_grants (id, account_id, amount_micros, note) VALUES (${q(grantId)}, ${q(accountId)}, ${micros}, ${q(note ?? null)})`;
 }
 
+/**
+ * A key made what the script says it is: a row already there for the account (a restart of `npm start`
+ * with DEV_MANAGEMENT_KEY and DEV_API_KEY swapped, or a seeded key disabled or given an expiry in the
+ * console) takes the role and is usable again, since the script prints it as such; one the operator
+ * revoked (`admin keys revoke`) stays revoked. The account's authority version is raised so no isolate
+ * or ledger keeps the old record.
+ */
 export function keySql({ key, accountId, workspaceId, userId, name, management }) {
-  return `INSERT OR IGNORE INTO api_keys (hash, account_id, workspace_id, name, label, is_management, allowed_data_regions, creator_user_id) VALUES (${q(hashKey(key))}, ${q(accountId)}, ${q(workspaceId)}, ${q(name)}, ${q(maskKey(key))}, ${management ? 1 : 0}, '["global","europe","us"]', ${q(userId)})`;
+  return [
+    `INSERT INTO api_keys (hash, account_id, workspace_id, name, label, is_management, allowed_data_regions, creator_user_id) VALUES (${q(hashKey(key))}, ${q(accountId)}, ${q(workspaceId)}, ${q(name)}, ${q(maskKey(key))}, ${management ? 1 : 0}, '["global","europe","us"]', ${q(userId)}) ON CONFLICT(hash) DO UPDATE SET is_management = excluded.is_management, disabled = 0, expires_at = NULL, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE api_keys.account_id = excluded.account_id AND (api_keys.is_management <> excluded.is_management OR api_keys.disabled <> 0 OR api_keys.expires_at IS NOT NULL) AND NOT EXISTS (SELECT 1 FROM admin_audit WHERE admin_audit.action = 'management_key.revoke' AND json_extract(admin_audit.detail, '$.hash') = api_keys.hash)`,
+    `UPDATE accounts SET authority_version = authority_version + 1 WHERE id = ${q(accountId)}`,
+  ].join(";\n");
 }
 
 /**

@@ -104,7 +104,7 @@ const deleteKey = apiRoute(
 async function missingOrLast(db: Db, accountId: string, hash: string) {
   if (!(await findAccountKey(db, accountId, hash))) return notFound("API key not found");
   return conflict(
-    "This is the account's last enabled management key: create another before disabling or deleting it",
+    "This is the account's last enabled management key: create another before disabling, deleting or setting an expiry on it",
   );
 }
 
@@ -190,6 +190,9 @@ export const keysRoutes = createRouter()
         "This key was revoked by the operator (npm run admin -- keys revoke) and cannot be enabled again; create a new key",
       );
     }
+    // The usage the answer reports, read before the change: with the ledger unreachable the update is a
+    // 503 that changed nothing (read after it, the change was stored and the caller told it failed).
+    const usage = await readKeyUsage(c.env, account.id, [hash]);
     const row = await db
       .update(apiKeys)
       .set({
@@ -207,14 +210,14 @@ export const keysRoutes = createRouter()
         and(
           eq(apiKeys.accountId, account.id),
           eq(apiKeys.hash, hash),
-          body.disabled ? leavesAManagementKey(account.id, hash) : undefined,
+          // An expiry on the last management key locks the account out as surely, only later.
+          body.disabled || body.expires_at != null ? leavesAManagementKey(account.id, hash) : undefined,
         ),
       )
       .returning()
       .get();
     if (!row) throw await missingOrLast(db, account.id, hash);
     await authorityChanged(c.env, c.get("auth").account.id);
-    const usage = await readKeyUsage(c.env, account.id, [hash]);
     return c.json({ data: apiKeyToWire(row, usage[hash]) }, 200);
   })
   .openapi(deleteKey, async (c) => {

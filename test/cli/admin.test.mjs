@@ -66,6 +66,17 @@ describe("help and argument checks (no database)", () => {
     assert.equal(one.code, 0);
     assert.match(one.stdout, /--usd VALUE/);
     assert.match(one.stdout, /--reason VALUE/);
+    // A group's help lists its commands: with --help (exit 0), or named alone (exit 2, as the bare tool).
+    const group = await admin("accounts", "--help");
+    assert.equal(group.code, 0);
+    assert.match(group.stdout, /^Usage: npm run admin -- accounts <command>/);
+    for (const c of ["accounts create", "accounts list", "accounts show"]) {
+      assert.match(group.stdout, new RegExp(`^  ${c} `, "m"), c);
+    }
+    assert.doesNotMatch(group.stdout, /credits add/);
+    const alone = await admin("keys");
+    assert.equal(alone.code, 2);
+    assert.match(alone.stdout, /^ {2}keys revoke /m);
   });
 
   it("unknown commands and options exit 2 with the usage", async () => {
@@ -221,6 +232,34 @@ describe("against a fresh local database", () => {
     assert.equal(table.code, 0);
     assert.match(table.stdout, /^hash\s+name\s+label\s+workspace\s+revoked\s+created$/m);
     assert.match(table.stdout, /ops\s+sk-gw-v1-[0-9a-f]{3}\.\.\.[0-9a-f]{3}\s+\S+\s+true/);
+  });
+
+  it("a seeded key seeded again takes the role it is given and is usable again (npm start's keys)", async () => {
+    const { executeSql, hashKey, keySql, newKey, query } = await import("../../scripts/lib/d1.mjs");
+    process.env.GATEWAY_PERSIST_TO = env.GATEWAY_PERSIST_TO;
+    const key = newKey();
+    const seed = (management) =>
+      executeSql([
+        keySql({
+          key,
+          accountId: account.account_id,
+          workspaceId: account.workspace_id,
+          userId: null,
+          name: "dev",
+          management,
+        }),
+      ]);
+    const row = async () =>
+      (
+        await query(`SELECT is_management, disabled, expires_at FROM api_keys WHERE hash = '${hashKey(key)}'`)
+      )[0];
+    await seed(true);
+    assert.deepEqual(await row(), { is_management: 1, disabled: 0, expires_at: null });
+    await query(
+      `UPDATE api_keys SET disabled = 1, expires_at = '2020-01-01T00:00:00.000Z' WHERE hash = '${hashKey(key)}'`,
+    );
+    await seed(false);
+    assert.deepEqual(await row(), { is_management: 0, disabled: 0, expires_at: null });
   });
 
   it("loads the catalog, shows its version and lists its models; doctor passes", async () => {
