@@ -537,7 +537,7 @@ describe("failures", () => {
     }
   });
 
-  it("a stream that ends without usage is billed on usage counted from the text, marked estimated", async () => {
+  it("a stream cut without a finish reason (or usage) ends with the error event, billed for what it produced, estimated", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { res, settled } = await post("/chat/completions", acct.apiKey, {
       model: "sandbox/chat-truncated",
@@ -546,12 +546,26 @@ describe("failures", () => {
     });
     const id = res.headers.get("x-generation-id")!;
     const data = await events(res);
-    const usage = JSON.parse(data.at(-2)!) as { usage: { completion_tokens: number; cost: number } };
-    expect(usage.usage.completion_tokens).toBeGreaterThan(0);
+    expect(data).not.toContain("[DONE]");
+    const last = JSON.parse(data.at(-1)!) as {
+      choices: Array<{ finish_reason: string }>;
+      error: { code: number; message: string };
+      usage: { completion_tokens: number; cost: number };
+    };
+    expect(last.choices[0]!.finish_reason).toBe("error");
+    expect(last.error).toMatchObject({ code: 502, message: expect.stringContaining("(no finish reason)") });
+    expect(last.usage.completion_tokens).toBeGreaterThan(0);
+    expect(last.usage.cost).toBeGreaterThan(0);
+    // No chunk before it claimed the answer had finished.
+    for (const frame of data.slice(0, -1)) {
+      const chunk = JSON.parse(frame) as { choices: Array<{ finish_reason: string | null }> };
+      expect(chunk.choices.every((c) => c.finish_reason === null)).toBe(true);
+    }
     await settled();
     const gen = await generation(id);
+    expect(gen).toMatchObject({ status: "failed", error: expect.stringContaining("no finish reason") });
     expect(gen!.usage).toMatchObject({ estimated: 1 });
-    expect(gen!.costMicros).toBe(Math.round(usage.usage.cost * 1_000_000));
+    expect(gen!.costMicros).toBe(Math.round(last.usage.cost * 1_000_000));
   });
 
   it("an estimate never bills more output than max_tokens allowed (short tokens: a run of one letter)", async () => {
@@ -564,23 +578,46 @@ describe("failures", () => {
     });
     const id = res.headers.get("x-generation-id")!;
     const data = await events(res);
-    const usage = JSON.parse(data.at(-2)!) as { usage: { completion_tokens: number; cost: number } };
+    const usage = JSON.parse(data.at(-1)!) as { usage: { completion_tokens: number; cost: number } };
     expect(usage.usage.completion_tokens).toBe(3);
     await settled();
     expect((await generation(id))!.usage).toMatchObject({ completion_tokens: 3, estimated: 1 });
   });
 
-  it("a stream cut without a finish reason still ends with one: openai's stream helper completes", async () => {
+  it("a stream cut without a finish reason is an error to openai's stream helper, not a finished answer", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const { client, settled } = openai(acct.apiKey);
     const stream = client.chat.completions.stream({ model: "sandbox/chat-truncated", messages: hi });
-    const completion = await stream.finalChatCompletion();
-    expect(completion.choices[0]!.finish_reason).toBe("stop");
-    expect(completion.choices[0]!.message.content).toContain("Hello");
+    let text = "";
+    stream.on("content", (delta) => {
+      text += delta;
+    });
+    await expect(stream.finalChatCompletion()).rejects.toThrow(/no finish reason/);
+    expect(text).toContain("Hello");
     await settled();
-    const gen = await generation(completion.id);
-    expect(gen).toMatchObject({ status: "completed", finishReason: "stop" });
   });
+
+  it.each([false, true])(
+    "a JSON answer cut without a finish reason fails over (fallback given: %s), or is a 502 charged nothing",
+    async (fallback) => {
+      const acct = await createAccount({ creditsUsd: 5 });
+      const { res, settled } = await post("/chat/completions", acct.apiKey, {
+        model: "sandbox/chat-truncated",
+        ...(fallback ? { models: ["sandbox/chat-echo"] } : {}),
+        messages: hi,
+      });
+      const id = res.headers.get("x-generation-id")!;
+      expect(res.status).toBe(fallback ? 200 : 502);
+      await res.text();
+      await settled();
+      const gen = await generation(id);
+      const attempts = gen!.attempts as Array<{ model: string; outcome: string }>;
+      expect(attempts[0]!.model).toBe("sandbox/chat-truncated");
+      expect(attempts[0]!.outcome).not.toBe("ok");
+      if (fallback) expect(gen).toMatchObject({ status: "completed", model: "sandbox/chat-echo" });
+      else expect(gen).toMatchObject({ status: "failed", costMicros: 0 });
+    },
+  );
 
   it("an empty answer (a stop sequence met at once) still opens with role assistant: openai's stream helper completes", async () => {
     const acct = await createAccount({ creditsUsd: 5 });

@@ -565,7 +565,7 @@ describe("an OpenAI Responses upstream's stream passed through to a responses cl
     expect(await generation(created.id)).toMatchObject({ status: "completed", costMicros: TEXT_MICROS });
   });
 
-  it("a stream cut before its terminal event is closed by the gateway: response.completed with the output seen, billed as estimated", async () => {
+  it("a stream cut before its terminal event (no finish, no usage) fails: response.failed, billed for the output seen, estimated", async () => {
     const acct = await createAccount({ creditsUsd: 5 });
     const cut = textStream.slice(0, textStream.indexOf("event: response.completed"));
     upstream({ [RESPONSES]: sse(cut) });
@@ -577,21 +577,22 @@ describe("an OpenAI Responses upstream's stream passed through to a responses cl
     const id = res.headers.get("x-generation-id")!;
     const text = await res.text();
     const frames = framesOf(text);
-    // The upstream's events as they came (with the rewrites), then the gateway's closing event.
+    // The upstream's events as they came (with the rewrites), then the gateway's failure event.
     expect(frames.slice(0, -1)).toEqual(rewritten(cut, id, "openai/gpt-4.1-mini", 0));
     const closing = frames.at(-1) as { head: string; payload: { sequence_number: number; response: Json } };
-    expect(closing.head).toBe("event: response.completed");
+    expect(closing.head).toBe("event: response.failed");
     expect(closing.payload.sequence_number).toBe(10);
     expect(closing.payload.response).toMatchObject({
       id,
-      model: "openai/gpt-4.1-mini",
-      status: "completed",
-      output: [{ type: "message", status: "completed", content: [{ text: "Le caf\u00e9 est ouvert." }] }],
-      usage: { input_tokens: expect.any(Number), cost: expect.any(Number), is_byok: false },
+      status: "failed",
+      error: { message: expect.stringContaining("(no finish reason)") },
+      usage: { cost: expect.any(Number) },
     });
     await settled();
     const gen = await generation(id);
-    expect(gen).toMatchObject({ status: "completed", apiType: "responses", usage: { estimated: 1 } });
+    expect(gen).toMatchObject({ status: "failed", apiType: "responses", usage: { estimated: 1 } });
+    expect(gen!.costMicros).toBeGreaterThan(0);
+    expect(gen!.costMicros).toBe(Math.round((closing.payload.response.usage as { cost: number }).cost * 1e6));
   });
 
   it("an `error` event mid-stream (rate limited): response.failed with rate_limit_exceeded; the record says 429", async () => {

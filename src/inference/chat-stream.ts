@@ -399,6 +399,19 @@ export const emptyStream = (provider: string) =>
   });
 
 /**
+ * An upstream stream that ended after some of its answer with neither a finish reason nor its usage
+ * (which every provider sends last): cut on the way (a proxy, a host that went down), not finished. It
+ * is a failure, not a complete answer: a JSON answer fails over (nothing was sent), a streamed one ends
+ * with the error event and is billed for what was produced, as an answer broken off by an error is.
+ */
+const cutShort = (folded: Folded) => folded.finish === null && !folded.usage;
+export const cutStream = (provider: string) =>
+  new UpstreamError({
+    kind: "invalid_response",
+    message: `Provider ${provider} ended its stream before the answer was finished (no finish reason)`,
+  });
+
+/**
  * Whether the upstream has been silent or slow past the chat deadlines. Before any of the answer came (a
  * host may open with an empty role chunk, then think), silence may last as long as the first token may.
  */
@@ -424,8 +437,9 @@ export function chatCompletionsStream(meta: ChatMeta): StreamFormat {
         .join(""),
     chunk: (chunk) =>
       chunk.choices.length > 0 ? frame(`"choices":${JSON.stringify(choicesWire(chunk, roled))}`) : "",
-    // An upstream that ended without a finish reason (a cut stream) still ends with one, as the JSON
-    // answer does: "stop". Clients wait for it (openai's stream helper throws without it).
+    // An upstream that ended with its usage but no finish reason (a cut stream has neither: see
+    // cutStream) still ends with one, as the JSON answer does: "stop". Clients wait for it (openai's
+    // stream helper throws without it).
     end: (folded, usage) =>
       `${folded.finish ? "" : frame(`"choices":[{"index":0,"delta":${ownDelta("")},"finish_reason":"stop"}]`)}${frame(`"choices":[],"usage":${JSON.stringify(usageWire(usage, meta))}`)}data: [DONE]\n\n`,
     // The error chunk also says what the answer used and costs until it broke off (charged as produced).
@@ -492,9 +506,10 @@ export function sseAnswer(
   let over = false;
   const end = (sink: FrameSink) => {
     if (endedEmpty(folded)) return fail(sink, emptyStream(meta.provider));
+    if (cutShort(folded)) return fail(sink, cutStream(meta.provider));
     const { usage } = folded.finalUsage(meta);
     send(sink, format.end(folded, usage));
-    // The record says what the client saw: an answer without a finish reason ended as "stop".
+    // The record says what the client saw: an answer with usage and no finish reason ended as "stop".
     folded.finish ??= "stop";
     over = true;
     sink.close();
@@ -637,6 +652,7 @@ export async function collectAnswer(opened: OpenedChat, left?: AbortSignal): Pro
     folded.add(opened.first.value);
     for (const chunk of rest) folded.add(chunk);
     if (endedEmpty(folded)) throw emptyStream(opened.provider);
+    if (cutShort(folded)) throw cutStream(opened.provider);
   }
   return { ...opened, iterator: replay(rest, leaving) };
 }

@@ -35,6 +35,9 @@ const chunk = (content: string): ChatChunk => ({
   choices: [{ index: 0, delta: { content }, finish_reason: null }],
 });
 
+/** The chunk that ends an answer. */
+const stop: ChatChunk = { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] };
+
 /** A host's opening chunk that carries none of the answer yet: only the role, with empty content. */
 const roleOnly: ChatChunk = {
   choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
@@ -67,7 +70,11 @@ function upstream(first: ChatChunk = chunk("first")) {
   return {
     opened,
     push: (content: string) => deliver({ done: false, value: chunk(content) }),
-    end: () => deliver({ done: true, value: undefined }),
+    /** The answer's last chunk (its finish reason), then the end. */
+    end: () => {
+      deliver({ done: false, value: stop });
+      deliver({ done: true, value: undefined });
+    },
   };
 }
 
@@ -174,7 +181,7 @@ describe("SSE answer clocks", () => {
     const out = reader(answer.response);
     await vi.advanceTimersByTimeAsync(100);
     await out.pump;
-    expect(reads).toBe(201);
+    expect(reads).toBe(202);
     const text = out.text();
     expect(text.indexOf('"content":"event 199 "')).toBeGreaterThan(text.indexOf('"content":"event 0 "'));
     expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
@@ -312,7 +319,7 @@ describe("tool calls whose id and name come again on every chunk", () => {
 
   it("are one call with one name, in the chat answer and the responses stream", async () => {
     vi.useRealTimers();
-    const answer = await jsonAnswer(ended(chunks), meta, (body) => Response.json(body));
+    const answer = await jsonAnswer(ended([...chunks, stop]), meta, (body) => Response.json(body));
     if (!("response" in answer)) throw new Error("cancelled");
     const body = (await answer.response.json()) as {
       choices: Array<{ message: { tool_calls: unknown[] } }>;
@@ -321,7 +328,7 @@ describe("tool calls whose id and name come again on every chunk", () => {
       { id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } },
     ]);
     const streamed = sseAnswer(
-      ended(chunks),
+      ended([...chunks, stop]),
       meta,
       responsesStream({ input: "hi" } as ResponsesRequest, meta),
     );

@@ -128,7 +128,7 @@ describe("the passthrough stream on the answer's clocks", () => {
     expect(final.costMicros).toBeGreaterThan(0);
   });
 
-  it("closes a stream cut without message_stop: the open block, message_delta with the billed usage, message_stop", async () => {
+  it("fails a stream cut before its message_delta (no stop reason, no usage): usage billed as produced, then the error", async () => {
     const up = upstream(chunks([START, TEXT_START, delta("Hello")], [delta(" there")]));
     const answer = sseAnswer(up.opened, meta, messagesPassthroughStream(meta));
     const out = reader(answer.response);
@@ -137,20 +137,21 @@ describe("the passthrough stream on the answer's clocks", () => {
     await vi.advanceTimersByTimeAsync(10);
     await out.pump;
     const frames = out.text().split("\n\n").filter(Boolean);
-    expect(frames.slice(-3).map((f) => f.split("\n")[0])).toEqual([
-      "event: content_block_stop",
-      "event: message_delta",
-      "event: message_stop",
-    ]);
+    expect(frames.slice(-2).map((f) => f.split("\n")[0])).toEqual(["event: message_delta", "event: error"]);
     const messageDelta = JSON.parse(frames.at(-2)!.split("\n")[1]!.slice(6));
+    const error = JSON.parse(frames.at(-1)!.split("\n")[1]!.slice(6));
+    expect(error).toMatchObject({
+      type: "error",
+      error: { message: expect.stringContaining("(no finish reason)") },
+    });
     const final = await answer.done;
-    expect(final).toMatchObject({ status: "completed", usage: { estimated: 1 } });
+    expect(final).toMatchObject({ status: "failed", usage: { estimated: 1 } });
     // What the client is told it costs is what is charged (price here: one micro-dollar a token).
     expect(messageDelta).toMatchObject({
-      delta: { stop_reason: "end_turn" },
-      // The prompt as message_start counted it (5), not the estimate (7).
-      usage: { input_tokens: 5, output_tokens: final.usage.completion_tokens, cost: final.costMicros / 1e6 },
+      delta: { stop_reason: null },
+      usage: { output_tokens: final.usage.completion_tokens, cost: final.costMicros / 1e6 },
     });
+    expect(final.costMicros).toBeGreaterThan(0);
   });
 });
 

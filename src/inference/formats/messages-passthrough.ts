@@ -84,7 +84,8 @@ export function messagesPassthroughStream(meta: ChatMeta): StreamFormat {
       for (const event of chunk.raw ?? []) out += write(event, folded);
       return out;
     },
-    // An upstream stream that ended without message_stop (cut by a proxy) is closed as a complete message.
+    // An upstream stream that ended after its message_delta but without message_stop is closed as a
+    // complete message (one with neither a stop reason nor usage was cut: it fails, see cutStream).
     end: (folded, usage) => {
       if (stopped) return "";
       let out = started ? "" : `${frame("message_start", startEvent(meta))}${debug()}`;

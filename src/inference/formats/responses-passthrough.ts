@@ -190,7 +190,8 @@ export function responsesPassthroughStream(meta: ChatMeta): StreamFormat {
       for (const event of chunk.raw ?? []) out += write(event, folded);
       return out;
     },
-    // An upstream stream that ended without a terminal event (cut by a proxy) is closed as the answer ended.
+    // An upstream stream that ended without a terminal event but with its usage is closed as the answer
+    // ended (one with neither a finish nor usage was cut: it fails instead, see cutStream).
     end: (folded, usage) => {
       if (terminal) return closing();
       const outcome = outcomeOf(folded.finish);
