@@ -38,6 +38,16 @@ describe("GET /models filters", () => {
     );
   });
 
+  it("a video model's supported_parameters are what its endpoints' capabilities say", async () => {
+    const { all } = await lister();
+    const params = (id: string) => all.find((m) => m.id === id)!.supportedParameters;
+    expect(params("sandbox/video-upscale")).toEqual(["duration", "creativity", "upscale_factor"]);
+    expect(params("openai/sora-2")).not.toContain("seed");
+    expect(params("sandbox/video-mini")).toEqual(
+      expect.arrayContaining(["aspect_ratio", "resolution", "duration"]),
+    );
+  });
+
   it("output and input modalities: the outputs listed, and every input listed", async () => {
     const { list, all } = await lister();
     const embeddings = await list({ outputModalities: "embeddings" });
@@ -85,14 +95,28 @@ describe("GET /models filters", () => {
     expect(large.length).toBeGreaterThan(0);
     expect(ids(large)).toEqual(ids(all.filter((m) => (m.contextLength ?? 0) >= 1_000_000)));
 
+    // Video models are priced by the second, not the token (their listing says "0"): price filters
+    // leave them out rather than take them for free.
+    const bySecond = (m: Model) =>
+      m.architecture.outputModalities.includes("video") && !m.id.endsWith(":free");
+    const tokenPriced = all.filter((m) => !bySecond(m));
+    expect(tokenPriced.length).toBeLessThan(all.length);
     const cheap = (await list({ maxPrice: 0.5, minOutputPrice: 0.1 })).data;
     expect(cheap.length).toBeGreaterThan(0);
     expect(ids(cheap)).toEqual(
-      ids(all.filter((m) => perMillion(m.pricing.prompt) <= 0.5 && perMillion(m.pricing.completion) >= 0.1)),
+      ids(
+        tokenPriced.filter(
+          (m) => perMillion(m.pricing.prompt) <= 0.5 && perMillion(m.pricing.completion) >= 0.1,
+        ),
+      ),
     );
     expect(ids((await list({ minPrice: 10 })).data)).toEqual(
-      ids(all.filter((m) => perMillion(m.pricing.prompt) >= 10)),
+      ids(tokenPriced.filter((m) => perMillion(m.pricing.prompt) >= 10)),
     );
+    const free = ids((await list({ maxPrice: 0, maxOutputPrice: 0 })).data);
+    expect(free).toContain("sandbox/chat-echo:free");
+    // A free video model is free.
+    expect(free.filter((id) => /video|veo|sora/.test(id))).toEqual(["sandbox/video-mini:free"]);
 
     // Every catalog model has an endpoint serving Europe; the sandbox's are zero-data-retention.
     expect(ids((await list({ region: "eu" })).data)).toContain("openai/gpt-4.1-mini");
@@ -117,12 +141,18 @@ describe("GET /models filters", () => {
   it("sorts by price, context or age; usage and benchmark sorts keep the catalog's order", async () => {
     const { list, all } = await lister();
     const average = (m: Model) => (Number(m.pricing.prompt) + Number(m.pricing.completion)) / 2;
+    const video = (m: Model) => m.architecture.outputModalities.includes("video") && !m.id.endsWith(":free");
     const cheapest = (await list({ sort: "pricing-low-to-high" })).data;
     expect(cheapest).toHaveLength(all.length);
-    for (let i = 1; i < cheapest.length; i++)
-      expect(average(cheapest[i]!)).toBeGreaterThanOrEqual(average(cheapest[i - 1]!));
+    // Models priced by the video second come last either way, never first as if free.
+    const videos = all.filter(video).length;
+    expect(cheapest.slice(-videos).every(video)).toBe(true);
+    const ranked = cheapest.slice(0, -videos);
+    for (let i = 1; i < ranked.length; i++)
+      expect(average(ranked[i]!)).toBeGreaterThanOrEqual(average(ranked[i - 1]!));
     const dearest = (await list({ sort: "pricing-high-to-low" })).data;
     expect(average(dearest[0]!)).toBe(Math.max(...all.map(average)));
+    expect(dearest.slice(-videos).every(video)).toBe(true);
     const newest = (await list({ sort: "newest" })).data;
     for (let i = 1; i < newest.length; i++)
       expect(newest[i]!.created).toBeLessThanOrEqual(newest[i - 1]!.created);

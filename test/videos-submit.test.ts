@@ -219,6 +219,30 @@ describe("billing at submission", () => {
     await submitOk(acct.apiKey, body);
   });
 
+  it("refuses inline media too large for the job's state with 413 naming the limit, and creates nothing", async () => {
+    const acct = await createAccount({ creditsUsd: 5 });
+    const big = `data:image/png;base64,${"A".repeat(800_000)}`;
+    const res = await submit(acct.apiKey, {
+      ...base,
+      frame_images: [{ type: "image_url", image_url: { url: big }, frame_type: "first_frame" }],
+      input_references: [{ type: "image_url", image_url: { url: big } }],
+    });
+    expect(res.status).toBe(413);
+    expect((await errorOf(res)).message).toMatch(
+      /at most 1,500,000 characters together \(this one 1,600,0\d\d\): pass larger images by URL/,
+    );
+    const rows = await getDb(env.DB)
+      .select()
+      .from(tables.videoJobs)
+      .where(eq(tables.videoJobs.accountId, acct.accountId));
+    expect(rows).toEqual([]);
+    // One within the limit is a job.
+    await submitOk(acct.apiKey, {
+      ...base,
+      frame_images: [{ type: "image_url", image_url: { url: big }, frame_type: "first_frame" }],
+    });
+  });
+
   it("answers 402 with no credits and creates no job", async () => {
     const acct = await createAccount();
     const res = await submit(acct.apiKey, base);
@@ -299,6 +323,37 @@ describe("billing at submission", () => {
       expect(res.headers.get("Retry-After")).toBe("1");
       await errorOf(res);
       await expectNothingReserved(acct);
+    });
+
+    it("a job that could not start frees its Idempotency-Key: the retry starts a job, not replays the failure", async () => {
+      const acct = await createAccount({ creditsUsd: 1 });
+      vi.spyOn(console, "error").mockImplementation(() => {});
+      const jobs = {
+        idFromName: (name: string) => env.VIDEO_JOBS.idFromName(name),
+        get: () => ({ start: () => Promise.reject(new Error("Network connection lost.")) }),
+      } as unknown as Cloudflare.Env["VIDEO_JOBS"];
+      const ctx = createExecutionContext();
+      const request = () =>
+        new Request(`${BASE}/videos`, {
+          method: "POST",
+          headers: {
+            Authorization: `Bearer ${acct.apiKey}`,
+            "Content-Type": "application/json",
+            "Idempotency-Key": "retry-after-failed-start",
+          },
+          body: JSON.stringify({ ...base, duration: 4 }),
+        });
+      const failed = await app.fetch(request(), { ...env, REGION: "global", VIDEO_JOBS: jobs }, ctx);
+      await waitOnExecutionContext(ctx);
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      const retry = await submitOk(
+        acct.apiKey,
+        { ...base, duration: 4 },
+        {
+          "Idempotency-Key": "retry-after-failed-start",
+        },
+      );
+      expect(retry.status).toBe("pending");
     });
   });
 });

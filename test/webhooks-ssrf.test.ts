@@ -80,6 +80,13 @@ describe("checkWebhookUrl", () => {
       ok: false,
       reason: expect.stringContaining("IPv4"),
     });
+    expect(checkWebhookUrl("https://a..b.com/x")).toEqual({
+      ok: false,
+      reason: "the URL's host has an empty label",
+    });
+    expect(checkWebhookUrl("https://.example.com/x")).toMatchObject({ ok: false });
+    // The root's dot at the end is a fully qualified name, not an empty label.
+    expect(checkWebhookUrl("https://hooks.example.com./x")).toMatchObject({ ok: true });
   });
 
   it("refuses userinfo even when empty, which the URL parser drops", () => {

@@ -22,7 +22,7 @@ import {
   ProvidersListSchema,
   type PublicEndpointSchema,
 } from "../schemas/models";
-import { architectureOf, modelsListBody, PARAMETERS, pricingOf, toModel } from "./model-shapes";
+import { architectureOf, endpointParametersOf, modelsListBody, pricingOf, toModel } from "./model-shapes";
 
 const common = { method: "get" as const, security: [{ bearer: [] }] };
 
@@ -92,7 +92,7 @@ function byOutput(models: CatalogModelEntry[], modalities: string | undefined): 
 }
 
 function toEndpoint(m: CatalogModelEntry, e: CatalogEndpointEntry): z.infer<typeof PublicEndpointSchema> {
-  const parameters = e.capabilities.parameters ?? PARAMETERS[m.modality];
+  const parameters = endpointParametersOf(m, e);
   const tools = parameters.includes("tools");
   const name = providerDisplayName(e.provider);
   return {

@@ -18,10 +18,9 @@ const union = <T>(
   return all.length ? [...new Set(all)] : null;
 };
 
-export const PARAMETERS: Record<CatalogModelEntry["modality"], string[]> = {
+const PARAMETERS: Record<Exclude<CatalogModelEntry["modality"], "video">, string[]> = {
   embeddings: ["dimensions", "encoding_format", "input_type"],
   speech: ["voice", "response_format", "speed"],
-  video: ["aspect_ratio", "resolution", "duration", "seed"],
   chat: ["max_tokens", "temperature", "top_p", "stop", "seed"],
 };
 
@@ -91,9 +90,37 @@ function identityOf(m: CatalogModelEntry) {
   };
 }
 
-/** The parameters any endpoint of the model lists, else the modality's defaults. */
+/**
+ * A video model's parameters as its endpoints' capabilities say (a list per model, as for chat, would
+ * have every video model take a seed, and an upscaler aspect ratios it has none of).
+ */
+function videoParameters(endpoints: CatalogEndpointEntry[]): string[] {
+  const any = (has: (c: CatalogEndpointEntry["capabilities"]) => unknown) =>
+    endpoints.some((e) => {
+      const v = has(e.capabilities);
+      return Array.isArray(v) ? v.length > 0 : v === true;
+    });
+  const listed: Array<[string, (c: CatalogEndpointEntry["capabilities"]) => unknown]> = [
+    ["aspect_ratio", (c) => c.aspect_ratios],
+    ["resolution", (c) => c.resolutions],
+    ["duration", (c) => c.durations],
+    ["seed", (c) => c.seed],
+    ["generate_audio", (c) => c.audio_generation],
+    ["frame_images", (c) => c.frame_images],
+    ["creativity", (c) => c.upscale],
+    ["upscale_factor", (c) => c.upscale],
+  ];
+  return listed.filter(([, has]) => any(has)).map(([name]) => name);
+}
+
+/** The parameters any endpoint of the model lists, else the modality's defaults (video: its capabilities). */
 export const supportedParametersOf = (m: CatalogModelEntry): string[] =>
-  union(m.endpoints, (e) => e.capabilities.parameters) ?? PARAMETERS[m.modality];
+  union(m.endpoints, (e) => e.capabilities.parameters) ??
+  (m.modality === "video" ? videoParameters(m.endpoints) : PARAMETERS[m.modality]);
+
+/** The parameters one endpoint takes, as a model's endpoint listing shows them. */
+export const endpointParametersOf = (m: CatalogModelEntry, e: CatalogEndpointEntry): string[] =>
+  e.capabilities.parameters ?? (m.modality === "video" ? videoParameters([e]) : PARAMETERS[m.modality]);
 
 export function toModel(m: CatalogModelEntry): z.infer<typeof ModelSchema> {
   const first = m.endpoints[0]!;
@@ -133,7 +160,8 @@ export function toVideoModel(m: CatalogModelEntry): z.infer<typeof VideoModelSch
     supported_frame_images: union(m.endpoints, (e) => e.capabilities.frame_images),
     supported_resolutions: union(m.endpoints, (e) => e.capabilities.resolutions),
     supported_sizes: null,
-    upscale_factor: null,
+    // As POST /videos takes it: above 0, at most 16 (no least value to state).
+    upscale_factor: m.endpoints.some((e) => e.capabilities.upscale === true) ? { min: null, max: 16 } : null,
   };
 }
 

@@ -18,6 +18,11 @@ const promptPrice = (m: CatalogModelEntry) => {
   return p.input_token ?? p.character ?? 0;
 };
 const outputPrice = (m: CatalogModelEntry) => m.endpoints[0]!.pricing.output_token ?? 0;
+/**
+ * Models priced by the second of video have no price per token (their listing says "0"): the price
+ * filters leave them out and the price sorts put them last, rather than ranking them free.
+ */
+const tokenPriced = (m: CatalogModelEntry) => m.endpoints[0]!.pricing.video_second === undefined;
 
 /** The model passes every filter the query sets. */
 function matcher(q: ModelsQuery, nowS: number): (m: CatalogModelEntry) => boolean {
@@ -52,6 +57,10 @@ function matcher(q: ModelsQuery, nowS: number): (m: CatalogModelEntry) => boolea
     }
     if (arch && architectureOf(m).tokenizer?.toLowerCase() !== arch) return false;
     if (q.context !== undefined && (m.contextLength ?? 0) < q.context) return false;
+    const priceFiltered = [q.min_price, q.max_price, q.min_output_price, q.max_output_price].some(
+      (v) => v !== undefined,
+    );
+    if (priceFiltered && !tokenPriced(m)) return false;
     if (q.min_price !== undefined && promptPrice(m) < q.min_price) return false;
     if (q.max_price !== undefined && promptPrice(m) > q.max_price) return false;
     if (q.min_output_price !== undefined && outputPrice(m) < q.min_output_price) return false;
@@ -68,11 +77,13 @@ function matcher(q: ModelsQuery, nowS: number): (m: CatalogModelEntry) => boolea
 /** Sorts the catalog can answer; usage, performance and benchmark sorts keep the catalog's order. */
 function sorted(models: CatalogModelEntry[], sort: ModelsQuery["sort"]): CatalogModelEntry[] {
   const average = (m: CatalogModelEntry) => (promptPrice(m) + outputPrice(m)) / 2;
+  const unpricedLast = (a: CatalogModelEntry, b: CatalogModelEntry) =>
+    Number(!tokenPriced(a)) - Number(!tokenPriced(b));
   const by: Partial<
     Record<NonNullable<ModelsQuery["sort"]>, (a: CatalogModelEntry, b: CatalogModelEntry) => number>
   > = {
-    "pricing-low-to-high": (a, b) => average(a) - average(b),
-    "pricing-high-to-low": (a, b) => average(b) - average(a),
+    "pricing-low-to-high": (a, b) => unpricedLast(a, b) || average(a) - average(b),
+    "pricing-high-to-low": (a, b) => unpricedLast(a, b) || average(b) - average(a),
     "context-high-to-low": (a, b) => (b.contextLength ?? 0) - (a.contextLength ?? 0),
     newest: (a, b) => b.created - a.created,
   };

@@ -61,6 +61,24 @@ async function previousJob(
   return undefined;
 }
 
+/**
+ * Base64 media a video request may carry inline, all its frame images and references together: the
+ * job's state, request included, is one Durable Object value, which storage refuses above 2 MB (an 8 MB
+ * data URL was a 500). Larger media go by URL.
+ */
+export const VIDEO_INLINE_MEDIA_MAX = 1_500_000;
+
+function checkInlineMedia(request: VideoSubmitRequest): void {
+  const urls = [...(request.frameImages ?? []), ...(request.references ?? [])].map((m) => m.url);
+  const inline = urls.filter((u) => u.startsWith("data:")).reduce((n, u) => n + u.length, 0);
+  if (inline > VIDEO_INLINE_MEDIA_MAX) {
+    throw new ApiError(
+      413,
+      `Inline (data:) media in a video request are at most ${VIDEO_INLINE_MEDIA_MAX.toLocaleString("en-US")} characters together (this one ${inline.toLocaleString("en-US")}): pass larger images by URL`,
+    );
+  }
+}
+
 function adapterRequest(body: VideoRequest): VideoSubmitRequest {
   return {
     prompt: body.prompt,
@@ -100,6 +118,7 @@ export async function submitVideo(
   executionCtx?: WaitUntil,
   headers: SubmitHeaders = { sessionId: null, requestId: null, ...attributionOf(undefined) },
 ): Promise<VideoJobWire> {
+  checkInlineMedia(adapterRequest(body));
   const hash = await requestHash(body);
   let flags: string[] = [];
   if (body.prompt) {
@@ -291,6 +310,8 @@ async function startJob(
         error: errorText(syncErr),
       }),
     );
+    // A retry with the same Idempotency-Key (an SDK retries a 5xx) starts again, not replays the failure.
+    if (idempotencyKey) await releaseIdempotencyKey(env.DB, jobId).catch(() => {});
     throw err;
   }
   return jobToWire({ ...row, costMicros: null, isByok: false, error: null });

@@ -114,6 +114,15 @@ export function checkWebhookUrl(raw: string): UrlVerdict {
   }
   if (/^[\d.]+$/.test(host) || /^0x/i.test(host)) return deny("the URL's host is not a valid address");
   if (!host.includes(".")) return deny("the URL's host must be a fully qualified domain name");
+  // A trailing dot (the root) is allowed; an empty label elsewhere (`a..b.com`) names no host.
+  if (
+    host
+      .replace(/\.$/, "")
+      .split(".")
+      .some((label) => label === "")
+  ) {
+    return deny("the URL's host has an empty label");
+  }
   const blocked = BLOCKED_HOST_SUFFIXES.find((s) => host === s || host.endsWith(`.${s}`));
   if (blocked) return deny(`the URL's host is internal ('${blocked}')`);
   return { ok: true, url };
