@@ -426,14 +426,27 @@ describe("the account's last management key", () => {
       body: { expires_at: null },
     });
     expect(cleared.status).toBe(200);
-    // With another management key enabled, it may expire.
-    await createKey(acct, { isManagement: true, name: "second" });
+    // With another management key enabled, it may expire; then the other may not (both would lapse).
+    const second = await createKey(acct, { isManagement: true, name: "second" });
     const later = await call(`/keys/${mine}`, {
       key: acct.managementKey,
       method: "PATCH",
       body: { expires_at: soon },
     });
     expect(later.status).toBe(200);
+    const both = await call(`/keys/${second.hash}`, {
+      key: second.key,
+      method: "PATCH",
+      body: { expires_at: soon },
+    });
+    expect(both.status).toBe(409);
+    // Nor disabled: the one left would expire.
+    const off = await call(`/keys/${second.hash}`, {
+      key: second.key,
+      method: "PATCH",
+      body: { disabled: true },
+    });
+    expect(off.status).toBe(409);
   });
 
   it("of two removed at once, one stays", async () => {

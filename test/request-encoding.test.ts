@@ -61,6 +61,26 @@ describe("Content-Encoding", () => {
     expect(await generationsOf(acct.accountId)).toEqual([]);
   });
 
+  it("compressed bytes past the route's limit are a 413 however little they decode to", async () => {
+    const acct = await createAccount({ creditsUsd: 1 });
+    // Random bytes do not compress: the gzip stream is larger than the 1 MiB a management route takes.
+    const noise = new Uint8Array(1_200_000);
+    for (let i = 0; i < noise.length; i += 65_536) crypto.getRandomValues(noise.subarray(i, i + 65_536));
+    const res = await send(
+      new Request(`${BASE}/keys`, {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${acct.managementKey}`,
+          "Content-Type": "application/json",
+          "Content-Encoding": "gzip",
+        },
+        body: await compressed(noise, "gzip"),
+      }),
+    );
+    expect(res.status).toBe(413);
+    expect((await errorOf(res)).message).toBe("Request body is larger than the 1 MiB this operation accepts");
+  });
+
   it("a body that inflates past the route's limit is a 413, read no further than the limit", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
     const bomb = await compressed(new Uint8Array(BODY_LIMITS.chat + 1024).fill(32), "gzip");
@@ -87,7 +107,7 @@ describe("charset", () => {
     expect(await generationsOf(acct.accountId)).toEqual([]);
   });
 
-  it.each(["utf-8", "UTF8", '"utf-8"'])("charset=%s is read as it is", async (charset) => {
+  it.each(["utf-8", "UTF8", '"utf-8"', "us-ascii"])("charset=%s is read as it is", async (charset) => {
     const acct = await createAccount({ creditsUsd: 1 });
     const res = await post(acct.apiKey, chat("café"), {
       "Content-Type": `application/json; charset=${charset}`,

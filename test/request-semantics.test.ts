@@ -74,6 +74,21 @@ describe("tool_choice against the tools", () => {
     ).toMatch(message);
   });
 
+  it("responses: a call forced to a deferred tool is a 400 saying it is deferred", async () => {
+    const tools = [
+      { type: "function", name: "a", defer_loading: true },
+      { type: "function", name: "b" },
+    ];
+    expect(
+      await refused("/responses", {
+        model: "sandbox/chat-tools",
+        input: "hi",
+        tools,
+        tool_choice: { type: "function", name: "a" },
+      }),
+    ).toMatch(/'a', which is deferred \(defer_loading\)/);
+  });
+
   it("a named function among the tools is served", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
     const res = await call("/chat/completions", {
@@ -116,12 +131,14 @@ describe("media parts", () => {
     expect(message).toContain(`body.messages.0.content.1.${field}:`);
   });
 
-  it("chat: http(s) and base64 data image URLs are served", async () => {
+  it("chat: http(s) and base64 data image URLs are served (any case, with RFC 2397 parameters)", async () => {
     const acct = await createAccount({ creditsUsd: 1 });
     for (const url of [
       "https://example.com/cat.png",
       "http://example.com/cat.png",
       "data:image/png;base64,iVBORw0KGgo=",
+      "DATA:image/png;BASE64,iVBORw0KGgo=",
+      "data:image/png;name=cat.png;base64,iVBORw0KGgo=",
     ]) {
       const res = await call("/chat/completions", {
         method: "POST",
@@ -159,6 +176,40 @@ describe("media parts", () => {
 });
 
 describe("what a 400 says", () => {
+  it("messages: empty or non-base64 data and a url source without its url say so", async () => {
+    const image = (source: Record<string, unknown>) => ({
+      model: "sandbox/chat-echo",
+      max_tokens: 20,
+      messages: user([{ type: "image", source }]),
+    });
+    expect(
+      await refused("/messages", image({ type: "base64", media_type: "image/png", data: "" })),
+    ).toContain("source.data: must not be empty");
+    expect(
+      await refused("/messages", image({ type: "base64", media_type: "image/png", data: "iVBO\nRw0=" })),
+    ).toContain("source.data: must be base64: the standard alphabet, without a data: prefix or line breaks");
+    expect(await refused("/messages", image({ type: "url" }))).toContain("source.url: url is required");
+  });
+
+  it("responses: a content part's missing field is named inside the item", async () => {
+    const message = await refused("/responses", {
+      model: "sandbox/chat-echo",
+      input: [{ role: "user", content: [{ type: "input_text" }] }],
+    });
+    expect(message).toBe(
+      "Invalid request: body.input.0.content.0.text: Invalid input: expected string, received undefined",
+    );
+  });
+
+  it("embeddings: a value that takes two branches' types keeps zod's word; one of no branch's type names the types", async () => {
+    // [-1] fits a list of strings and a list of tokens alike: which was meant cannot be told.
+    const ambiguous = await refused("/embeddings", { model: "sandbox/embed-small", input: [-1] });
+    expect(ambiguous).not.toMatch(/expected string, received number/);
+    expect(await refused("/embeddings", { model: "sandbox/embed-small", input: { a: 1 } })).toBe(
+      "Invalid request: body.input: Invalid input: expected string or array",
+    );
+  });
+
   it("a list past its limit under a union says the limit, not 'Invalid input'", async () => {
     const message = await refused("/chat/completions", {
       model: "sandbox/chat-echo",

@@ -11,15 +11,15 @@ const { apiKeys, creditGrants } = tables;
 const ZERO = { total: 0, daily: 0, weekly: 0, monthly: 0 };
 
 /**
- * The condition under which key `hash` of the account may be disabled or deleted: it is not a management
- * key, or another enabled, unexpired management key remains. In the statement's own WHERE, so two
- * requests that each remove one of the last two keys cannot both succeed.
+ * The condition under which key `hash` of the account may be disabled, deleted or given an expiry: it
+ * is not a management key, or another enabled management key without an expiry remains (one that
+ * expires would leave the account locked out when it does: two keys given expiries in turn did). In the
+ * statement's own WHERE, so two requests that each remove one of the last two keys cannot both succeed.
  */
 export function leavesAManagementKey(accountId: string, hash: string) {
   return sql`(${apiKeys.isManagement} = 0 OR EXISTS (SELECT 1 FROM api_keys other
     WHERE other.account_id = ${accountId} AND other.is_management = 1 AND other.disabled = 0
-      AND other.hash <> ${hash}
-      AND (other.expires_at IS NULL OR other.expires_at > ${new Date().toISOString()})))`;
+      AND other.hash <> ${hash} AND other.expires_at IS NULL))`;
 }
 
 /** Credit left under the key's cap: the limit minus spend in the current window and open reservations. */

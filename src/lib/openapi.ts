@@ -5,6 +5,7 @@ import type { AppEnv } from "../env";
 import { ErrorEnvelopeSchema } from "../schemas/common";
 import { badRequest } from "./errors";
 import { type OperationTraits, withSharedResponses } from "./openapi-responses";
+import { explainedIssue } from "./zod-issues";
 
 const TARGET_NAMES: Record<string, string> = {
   json: "body",
@@ -12,32 +13,6 @@ const TARGET_NAMES: Record<string, string> = {
   param: "path",
   header: "header",
 };
-
-type Issue = z.core.$ZodIssue;
-
-/**
- * The issue that says why, for a value no branch of a union took (zod's own is a bare "Invalid input"):
- * the issue of the branch whose type the value has (a list too long, a part's field wrong), looked into
- * again when that is a union too; when the value has none of the branches' types, which types they are.
- */
-export function explainedIssue(issue: Issue): { path: PropertyKey[]; message: string } {
-  if (issue.code !== "invalid_union" || issue.errors.length === 0) return issue;
-  const typeOnly = (branch: Issue[]) =>
-    branch.length === 1 && branch[0]!.code === "invalid_type" && branch[0]!.path.length === 0;
-  const matched = issue.errors.find((branch) => branch.length > 0 && !typeOnly(branch));
-  if (matched) {
-    const inner = explainedIssue(matched[0]!);
-    return { path: [...issue.path, ...inner.path], message: inner.message };
-  }
-  const expected = [
-    ...new Set(
-      issue.errors.map((b) => (b[0] as { expected?: string } | undefined)?.expected).filter(Boolean),
-    ),
-  ];
-  return expected.length
-    ? { path: issue.path, message: `Invalid input: expected ${expected.join(" or ")}` }
-    : issue;
-}
 
 export function describeZodError(target: string, error: z.ZodError): string {
   const where = TARGET_NAMES[target] ?? target;

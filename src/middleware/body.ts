@@ -162,7 +162,20 @@ async function decoded(req: Request, encoding: string, maxSize: number): Promise
       `Content-Encoding '${encoding}' is not supported: send the body as it is, or compressed with gzip or deflate`,
     );
   }
-  const reader = req.body!.pipeThrough(new DecompressionStream(format)).getReader();
+  // The bytes sent count against the limit too: decoding 200 MB of empty blocks is work whatever they make.
+  let sent = 0;
+  const tooLarge = () =>
+    new ApiError(413, `Request body is larger than the ${maxSize / MIB} MiB this operation accepts`);
+  const counted = req.body!.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        sent += chunk.byteLength;
+        if (sent > maxSize) controller.error(tooLarge());
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  const reader = counted.pipeThrough(new DecompressionStream(format)).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
@@ -172,15 +185,13 @@ async function decoded(req: Request, encoding: string, maxSize: number): Promise
       size += value.byteLength;
       if (size > maxSize) {
         await reader.cancel().catch(() => {});
-        throw new ApiError(
-          413,
-          `Request body is larger than the ${maxSize / MIB} MiB this operation accepts`,
-        );
+        throw tooLarge();
       }
       chunks.push(value);
     }
   } catch (err) {
     if (err instanceof ApiError) throw err;
+    if (sent > maxSize) throw tooLarge();
     throw badRequest(`Request body is not valid ${encoding} data (its Content-Encoding)`);
   }
   const body = new Uint8Array(size);
@@ -208,7 +219,7 @@ export const jsonBody = createMiddleware<AppEnv>(async (c, next) => {
     );
   }
   const charset = CHARSET.exec(type)?.[1];
-  if (charset && !/^utf-?8$/i.test(charset)) {
+  if (charset && !/^(utf-?8|us-ascii)$/i.test(charset)) {
     throw badRequest(`Request bodies are JSON in UTF-8 (RFC 8259): charset '${charset}' is not accepted`);
   }
   const encoding = (c.req.header("Content-Encoding") ?? "").trim().toLowerCase();

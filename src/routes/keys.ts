@@ -104,7 +104,7 @@ const deleteKey = apiRoute(
 async function missingOrLast(db: Db, accountId: string, hash: string) {
   if (!(await findAccountKey(db, accountId, hash))) return notFound("API key not found");
   return conflict(
-    "This is the account's last enabled management key: create another before disabling, deleting or setting an expiry on it",
+    "This is the account's last enabled management key without an expiry: create another before disabling, deleting or setting an expiry on it",
   );
 }
 

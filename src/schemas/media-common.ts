@@ -85,10 +85,11 @@ export const AUDIO_DATA = /^(data:audio\/[\w.+-]+;base64,)?[A-Za-z0-9+/]+={0,2}$
 
 /** An https URL (http too where `http` says so: chat's image parts) or a base64 data URL of the given media kind. */
 export function mediaUrl(kind: "image" | "audio" | "video", { http = false } = {}) {
-  const data = new RegExp(`^data:${kind}/[\\w.+-]+;base64,[A-Za-z0-9+/]+={0,2}$`);
+  // RFC 2397: the scheme and `base64` in any case, parameters (`;name=a.png`) before `;base64`.
+  const data = new RegExp(`^data:${kind}/[\\w.+-]+(;[\\w.+-]+=[^;,]*)*;base64,[A-Za-z0-9+/]+={0,2}$`, "i");
   return z.string().refine(
     (u) => {
-      if (u.startsWith("data:")) return data.test(u);
+      if (/^data:/i.test(u)) return data.test(u);
       try {
         const { protocol } = new URL(u);
         return protocol === "https:" || (http && protocol === "http:");
@@ -101,4 +102,7 @@ export function mediaUrl(kind: "image" | "audio" | "video", { http = false } = {
 }
 
 /** A URL a provider fetches: http or https. */
-export const FetchableUrlSchema = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
+export const FetchableUrlSchema = z.url({
+  protocol: /^https?$/,
+  error: (issue) => (issue.input === undefined ? "url is required" : "must be an http(s) URL"),
+});

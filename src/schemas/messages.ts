@@ -25,7 +25,10 @@ const TextBlock = z.object({
   citations: z.array(z.unknown()).max(MAX_ITEMS).nullish(),
 });
 
-const Base64Data = z.string().regex(BASE64, "must be base64 (no data: prefix)");
+const Base64Data = z
+  .string()
+  .min(1, "must not be empty")
+  .regex(BASE64, "must be base64: the standard alphabet, without a data: prefix or line breaks");
 
 const ImageSource = z.discriminatedUnion("type", [
   z.object({

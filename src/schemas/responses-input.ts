@@ -1,5 +1,6 @@
 // Input items of a responses request: messages (easy and typed) and the other item kinds, checked by kind.
 import { z } from "@hono/zod-openapi";
+import { explainedIssue } from "../lib/zod-issues";
 import { MAX_ITEMS, MAX_TURN_ITEMS, PromptTextSchema as Text } from "./common";
 
 const ROLES = ["user", "assistant", "system", "developer"] as const;
@@ -120,7 +121,8 @@ export const InputItemSchema = z
     if (!schema) return;
     const result = schema.safeParse(item);
     if (result.success) return;
-    for (const issue of result.error.issues) {
+    for (const raw of result.error.issues) {
+      const issue = explainedIssue(raw);
       ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
     }
   })

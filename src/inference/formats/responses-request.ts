@@ -234,10 +234,25 @@ function chatTools(tools: ResponsesRequest["tools"]): ChatRequestBody["tools"] {
   });
 }
 
-function chatToolChoice(choice: ResponsesRequest["tool_choice"]): ChatRequestBody["tool_choice"] {
+/**
+ * The tool choice in chat's form. Deferred tools (`defer_loading`) are not sent (the gateway loads none
+ * later), so a call forced to one is refused naming that (the schema already refuses only deferred tools).
+ */
+function chatToolChoice(
+  choice: ResponsesRequest["tool_choice"],
+  given: ResponsesRequest["tools"],
+): ChatRequestBody["tool_choice"] {
   if (choice === undefined) return undefined;
   const parsed = parseField(ToolChoiceSchema, choice, "tool_choice");
+  const deferred = (given ?? []).flatMap((t) =>
+    t.type === "function" && t.defer_loading === true ? [t.name] : [],
+  );
   if (typeof parsed === "string") return parsed;
+  if (parsed.type === "function" && deferred.includes(parsed.name)) {
+    throw badRequest(
+      `tool_choice names the function '${parsed.name}', which is deferred (defer_loading): deferred tools are not sent, so a call cannot be forced to it`,
+    );
+  }
   if (parsed.type === "function") return { type: "function", function: { name: parsed.name } };
   const tools = parsed.tools.map((t) => ({ type: "function" as const, function: { name: t.name } }));
   return { type: "allowed_tools", allowed_tools: { mode: parsed.mode, tools } };
@@ -293,7 +308,7 @@ export function responsesToChat(
     presence_penalty: body.presence_penalty,
     parallel_tool_calls: body.parallel_tool_calls,
     tools: chatTools(body.tools),
-    tool_choice: chatToolChoice(body.tool_choice),
+    tool_choice: chatToolChoice(body.tool_choice, body.tools),
     response_format: chatResponseFormat(body.text),
     reasoning: reasoning
       ? defined({
