@@ -41,7 +41,12 @@ describe("GET /models filters", () => {
   it("a video model's supported_parameters are what its endpoints' capabilities say", async () => {
     const { all } = await lister();
     const params = (id: string) => all.find((m) => m.id === id)!.supportedParameters;
-    expect(params("sandbox/video-upscale")).toEqual(["duration", "creativity", "upscale_factor"]);
+    expect(params("sandbox/video-upscale")).toEqual([
+      "duration",
+      "input_references",
+      "creativity",
+      "upscale_factor",
+    ]);
     expect(params("openai/sora-2")).not.toContain("seed");
     expect(params("sandbox/video-mini")).toEqual(
       expect.arrayContaining(["aspect_ratio", "resolution", "duration"]),

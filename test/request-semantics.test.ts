@@ -191,6 +191,18 @@ describe("what a 400 says", () => {
     expect(await refused("/messages", image({ type: "url" }))).toContain("source.url: url is required");
   });
 
+  it("responses: a bad media part is named in the input, where the caller sent it", async () => {
+    const message = await refused("/responses", {
+      model: "sandbox/chat-echo",
+      instructions: "be nice",
+      input: [
+        { role: "user", content: "a" },
+        { role: "user", content: [{ type: "input_image", image_url: "data:image/png;base64,@@" }] },
+      ],
+    });
+    expect(message).toContain("body.input.1.content.0.image_url: must be an http(s) URL");
+  });
+
   it("responses: a content part's missing field is named inside the item", async () => {
     const message = await refused("/responses", {
       model: "sandbox/chat-echo",

@@ -231,6 +231,15 @@ describe("billing at submission", () => {
     expect((await errorOf(res)).message).toMatch(
       /at most 1,500,000 characters together \(this one 1,600,0\d\d\): pass larger images by URL/,
     );
+    // The scheme in any case is a data URL all the same.
+    const upper = await submit(acct.apiKey, {
+      ...base,
+      frame_images: [
+        { type: "image_url", image_url: { url: big.replace("data:", "DATA:") }, frame_type: "first_frame" },
+      ],
+      input_references: [{ type: "image_url", image_url: { url: big } }],
+    });
+    expect(upper.status).toBe(413);
     const rows = await getDb(env.DB)
       .select()
       .from(tables.videoJobs)

@@ -85,6 +85,7 @@ describe("checkWebhookUrl", () => {
       reason: "the URL's host has an empty label",
     });
     expect(checkWebhookUrl("https://.example.com/x")).toMatchObject({ ok: false });
+    expect(checkWebhookUrl("https://example.com../x")).toMatchObject({ ok: false });
     // The root's dot at the end is a fully qualified name, not an empty label.
     expect(checkWebhookUrl("https://hooks.example.com./x")).toMatchObject({ ok: true });
   });

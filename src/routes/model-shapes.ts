@@ -107,6 +107,7 @@ function videoParameters(endpoints: CatalogEndpointEntry[]): string[] {
     ["seed", (c) => c.seed],
     ["generate_audio", (c) => c.audio_generation],
     ["frame_images", (c) => c.frame_images],
+    ["input_references", (c) => c.references],
     ["creativity", (c) => c.upscale],
     ["upscale_factor", (c) => c.upscale],
   ];

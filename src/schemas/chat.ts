@@ -11,7 +11,7 @@ import {
   PromptTextSchema,
 } from "./common";
 import {
-  AUDIO_DATA,
+  audioData,
   EndUserSchema,
   mediaUrl,
   ProviderPassthroughSchema,
@@ -38,7 +38,7 @@ export const ChatContentPartSchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("input_audio"),
     input_audio: z.object({
-      data: z.string().regex(AUDIO_DATA, "must be base64 audio, optionally as a data:audio/...;base64, URL"),
+      data: audioData(),
       format: z.string().min(1),
     }),
   }),

@@ -81,7 +81,13 @@ export const SessionIdSchema = z.string().max(SESSION_ID_MAX_LENGTH);
 /** Base64 text (standard alphabet, padded or not). */
 export const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 /** Base64 audio, bare or as a data:audio/...;base64, URL. */
-export const AUDIO_DATA = /^(data:audio\/[\w.+-]+;base64,)?[A-Za-z0-9+/]+={0,2}$/;
+const AUDIO_DATA = /^(data:audio\/[\w.+-]+;base64,)?[A-Za-z0-9+/]+={0,2}$/;
+/** Audio sent inline (a chat or responses audio part, a speech voice reference), of at most `max` characters. */
+export const audioData = (max?: { chars: number; message: string }) =>
+  (max ? z.string().max(max.chars, max.message) : z.string()).regex(
+    AUDIO_DATA,
+    "must be base64 audio, optionally as a data:audio/...;base64, URL",
+  );
 
 /** An https URL (http too where `http` says so: chat's image parts) or a base64 data URL of the given media kind. */
 export function mediaUrl(kind: "image" | "audio" | "video", { http = false } = {}) {

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { explainedIssue } from "../lib/zod-issues";
 import { MAX_ITEMS, MAX_TURN_ITEMS, PromptTextSchema as Text } from "./common";
+import { audioData, mediaUrl } from "./media-common";
 
 const ROLES = ["user", "assistant", "system", "developer"] as const;
 
@@ -11,14 +12,18 @@ const ContentPart = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("refusal"), refusal: Text }),
   z.looseObject({
     type: z.literal("input_image"),
-    image_url: z.string().nullable().optional(),
+    // As chat checks its image parts, here where the caller's path is the input's.
+    image_url: mediaUrl("image", { http: true }).nullable().optional(),
     file_id: z.string().nullable().optional(),
     detail: z.enum(["auto", "low", "high"]).optional(),
   }),
   z.looseObject({ type: z.literal("input_file") }),
   z.looseObject({
     type: z.literal("input_audio"),
-    input_audio: z.looseObject({ data: z.string(), format: z.string() }),
+    input_audio: z.looseObject({
+      data: audioData(),
+      format: z.string(),
+    }),
   }),
   z.looseObject({ type: z.literal("input_video") }),
 ]);

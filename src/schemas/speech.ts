@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { characterCount } from "../lib/text";
 import {
-  AUDIO_DATA,
+  audioData,
   EndUserSchema,
   ProviderPassthroughSchema,
   SessionIdSchema,
@@ -23,11 +23,7 @@ export const MAX_SPEECH_INPUT_CHARS = 100_000;
 const ReferenceAudioSchema = z.object({
   type: z.literal("input_audio"),
   input_audio: z.object({
-    data: z
-      .string()
-      .min(1)
-      .max(20 * 1024 * 1024, "reference audio is at most 20 MiB of base64")
-      .regex(AUDIO_DATA, "must be base64 audio, optionally as a data:audio/...;base64, URL"),
+    data: audioData({ chars: 20 * 1024 * 1024, message: "reference audio is at most 20 MiB of base64" }),
     format: z.string().max(16).optional(),
   }),
 });

@@ -70,7 +70,7 @@ export const VIDEO_INLINE_MEDIA_MAX = 1_500_000;
 
 function checkInlineMedia(request: VideoSubmitRequest): void {
   const urls = [...(request.frameImages ?? []), ...(request.references ?? [])].map((m) => m.url);
-  const inline = urls.filter((u) => u.startsWith("data:")).reduce((n, u) => n + u.length, 0);
+  const inline = urls.filter((u) => /^data:/i.test(u)).reduce((n, u) => n + u.length, 0);
   if (inline > VIDEO_INLINE_MEDIA_MAX) {
     throw new ApiError(
       413,

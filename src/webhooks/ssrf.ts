@@ -114,9 +114,9 @@ export function checkWebhookUrl(raw: string): UrlVerdict {
   }
   if (/^[\d.]+$/.test(host) || /^0x/i.test(host)) return deny("the URL's host is not a valid address");
   if (!host.includes(".")) return deny("the URL's host must be a fully qualified domain name");
-  // A trailing dot (the root) is allowed; an empty label elsewhere (`a..b.com`) names no host.
+  // One trailing dot (the root) is allowed; an empty label elsewhere (`a..b.com`, `b.com..`) names no host.
   if (
-    host
+    url.hostname
       .replace(/\.$/, "")
       .split(".")
       .some((label) => label === "")
