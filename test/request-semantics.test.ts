@@ -241,6 +241,17 @@ describe("what a 400 says", () => {
     );
   });
 
+  it("an object whose `type` names one form is explained by that form", async () => {
+    const message = await refused("/chat/completions", {
+      model: "sandbox/chat-echo",
+      messages: user("hi"),
+      tool_choice: { type: "function" },
+    });
+    expect(message).toBe(
+      "Invalid request: body.tool_choice.function: Invalid input: expected object, received undefined",
+    );
+  });
+
   it("a value of none of a union's types names the types", async () => {
     const message = await refused("/chat/completions", {
       model: "sandbox/chat-echo",
