@@ -129,3 +129,50 @@ describe("regions/ and wrangler.toml agree", () => {
     expect(owners.map((r) => r.name)).toEqual(["global"]);
   });
 });
+
+describe("guardrail regions and the management key", () => {
+  /** A guardrail allowing only europe, assigned to the given key hashes. */
+  async function europeOnly(acct: TestAccount, hashes: string[]) {
+    const made = await call("/guardrails", {
+      method: "POST",
+      key: acct.managementKey,
+      body: { name: "eu only", allowed_data_regions: ["europe"] },
+    });
+    expect(made.status).toBe(201);
+    const { data } = (await made.json()) as { data: { id: string } };
+    const assigned = await call(`/guardrails/${data.id}/assignments/keys`, {
+      method: "POST",
+      key: acct.managementKey,
+      body: { key_hashes: hashes },
+    });
+    expect(assigned.status).toBe(200);
+  }
+
+  it("guardrails that leave a management key no region at all are set aside for it (no lock-out); they still bind where a region is left", async () => {
+    const acct = await createAccount();
+    const { sha256Hex } = await import("../src/lib/hash");
+    const mine = await sha256Hex(acct.managementKey);
+    const narrowed = await call(`/keys/${mine}`, {
+      method: "PATCH",
+      key: acct.managementKey,
+      body: { allowed_data_regions: ["global", "us"] },
+    });
+    expect(narrowed.status).toBe(200);
+    await europeOnly(acct, [mine, acct.apiKeyHash]);
+    // The key allows global and us, the guardrail only europe: nothing is left, so the key's own hold.
+    expect((await call("/keys", { key: acct.managementKey })).status).toBe(200);
+    expect((await call("/keys", { key: acct.managementKey, region: "us" })).status).toBe(200);
+    expect((await call("/keys", { key: acct.managementKey, region: "europe" })).status).toBe(403);
+    // An API key gets no such escape: it is refused everywhere the guardrail refuses.
+    expect((await call("/key", { key: acct.apiKey })).status).toBe(403);
+    // Where a region is left (the key allows every region again), the guardrail binds the management key.
+    const widened = await call(`/keys/${mine}`, {
+      method: "PATCH",
+      key: acct.managementKey,
+      body: { allowed_data_regions: ["global", "europe", "us"] },
+    });
+    expect(widened.status).toBe(200);
+    expect((await call("/keys", { key: acct.managementKey })).status).toBe(403);
+    expect((await call("/keys", { key: acct.managementKey, region: "europe" })).status).toBe(200);
+  });
+});

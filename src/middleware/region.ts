@@ -1,4 +1,5 @@
-// Region ingress: the deployment's data region must be allowed by the key and by every applicable guardrail.
+// Region ingress: the deployment's data region must be allowed by the key and by every applicable guardrail
+// (for a management key, unless they together leave it no region at all: see below).
 import { createMiddleware } from "hono/factory";
 import type { AuthContext } from "../db/auth-records";
 import type { AppEnv } from "../env";
@@ -19,6 +20,11 @@ export function assertRegionAllowed(auth: Pick<AuthContext, "key" | "guardrails"
       { region },
     );
   }
+  // A management key is bound by its guardrails' regions too, but never to nowhere: guardrails that
+  // together allow none of the key's own regions (a misconfiguration: an EU-only guardrail assigned to a
+  // key that allows only global and us) would lock the account out of the API that repairs them, so for
+  // such a key they are set aside and the key's own regions hold.
+  if (key.isManagement && !someRegionLeft(key.allowedDataRegions, guardrails)) return;
   const refusing = guardrails.find(
     (g) => g.allowedDataRegions != null && !g.allowedDataRegions.includes(region),
   );
@@ -29,4 +35,11 @@ export function assertRegionAllowed(auth: Pick<AuthContext, "key" | "guardrails"
       { region, guardrail_id: refusing.id },
     );
   }
+}
+
+/** Whether one of `regions` is allowed by every guardrail that limits regions. */
+function someRegionLeft(regions: string[], guardrails: AuthContext["guardrails"]): boolean {
+  return regions.some((r) =>
+    guardrails.every((g) => g.allowedDataRegions == null || g.allowedDataRegions.includes(r)),
+  );
 }
