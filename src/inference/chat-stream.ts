@@ -405,7 +405,7 @@ export const emptyStream = (provider: string) =>
  * with the error event and is billed for what was produced, as an answer broken off by an error is.
  */
 const cutShort = (folded: Folded) => folded.finish === null && !folded.usage;
-export const cutStream = (provider: string) =>
+const cutStream = (provider: string) =>
   new UpstreamError({
     kind: "invalid_response",
     message: `Provider ${provider} ended its stream before the answer was finished (no finish reason)`,

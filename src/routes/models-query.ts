@@ -35,6 +35,9 @@ function matcher(q: ModelsQuery, nowS: number): (m: CatalogModelEntry) => boolea
   const words = q.q?.toLowerCase().split(/\s+/).filter(Boolean);
   const arch = q.arch?.toLowerCase();
   const region = q.region === "eu" ? "europe" : q.region;
+  const priceFiltered = [q.min_price, q.max_price, q.min_output_price, q.max_output_price].some(
+    (v) => v !== undefined,
+  );
   return (m) => {
     if (outputs && !outputs.includes(OUTPUT_MODALITY[m.modality])) return false;
     if (parameters) {
@@ -57,9 +60,6 @@ function matcher(q: ModelsQuery, nowS: number): (m: CatalogModelEntry) => boolea
     }
     if (arch && architectureOf(m).tokenizer?.toLowerCase() !== arch) return false;
     if (q.context !== undefined && (m.contextLength ?? 0) < q.context) return false;
-    const priceFiltered = [q.min_price, q.max_price, q.min_output_price, q.max_output_price].some(
-      (v) => v !== undefined,
-    );
     if (priceFiltered && !tokenPriced(m)) return false;
     if (q.min_price !== undefined && promptPrice(m) < q.min_price) return false;
     if (q.max_price !== undefined && promptPrice(m) > q.max_price) return false;

@@ -161,7 +161,7 @@ export const PRESET_CONFIG_BOUNDS = { maxDepth: 2 * PASSTHROUGH_MAX_DEPTH, maxCh
  * value or row above 2 MB (local SQLite's limit is higher, so a test could not show it), and every
  * request under the preset sends the prompt.
  */
-export const PRESET_MAX_BYTES = 1_500_000;
+const PRESET_MAX_BYTES = 1_500_000;
 const utf8 = new TextEncoder();
 
 /** The models a config's plugins name (fusion's `model` and `analysis_models`). */

@@ -66,7 +66,7 @@ async function previousJob(
  * job's state, request included, is one Durable Object value, which storage refuses above 2 MB (an 8 MB
  * data URL was a 500). Larger media go by URL.
  */
-export const VIDEO_INLINE_MEDIA_MAX = 1_500_000;
+const VIDEO_INLINE_MEDIA_MAX = 1_500_000;
 
 function checkInlineMedia(request: VideoSubmitRequest): void {
   const urls = [...(request.frameImages ?? []), ...(request.references ?? [])].map((m) => m.url);

@@ -58,17 +58,17 @@ const STOP_OF_FINISH: Record<NonNullable<Folded["finish"]>, string> = {
   error: "end_turn",
 };
 
-export function stopReasonOf(
-  folded: Pick<Folded, "finish" | "native"> & { stopSequence?: string | null },
-): string {
-  if (folded.stopSequence && folded.finish === "stop") return "stop_sequence";
+type Ending = Pick<Folded, "finish" | "native"> & { stopSequence?: string | null };
+
+export function stopReasonOf(folded: Ending): string {
+  if (stopSequenceOf(folded) !== null) return "stop_sequence";
   if (folded.native && ANTHROPIC_STOPS.has(folded.native)) return folded.native;
   return STOP_OF_FINISH[folded.finish ?? "stop"];
 }
 
 /** `stop_sequence` of a Messages answer: the one that ended it, when it was one. */
-export const stopSequenceOf = (folded: Pick<Folded, "finish" | "stopSequence">): string | null =>
-  folded.finish === "stop" ? folded.stopSequence : null;
+export const stopSequenceOf = (folded: Ending): string | null =>
+  folded.finish === "stop" ? (folded.stopSequence ?? null) : null;
 
 /** Anthropic's counts: its input_tokens leaves out cache reads and writes (the normal form includes them). */
 export function anthropicUsage(usage: ChatUsage) {

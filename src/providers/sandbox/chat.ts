@@ -114,15 +114,13 @@ async function* generate(
   };
   // A stop sequence named as Anthropic and vLLM name it; an answer cut by max_tokens first is `length`.
   const sequence = finish === "stop" ? plan.stopSequence : undefined;
-  const choice: ChatChoiceDelta = sequence
-    ? {
-        index: 0,
-        delta: {},
-        finish_reason: finish,
-        native_finish_reason: "stop_sequence",
-        stop_sequence: sequence,
-      }
-    : { index: 0, delta: {}, finish_reason: finish, native_finish_reason: finish };
+  const choice: ChatChoiceDelta = {
+    index: 0,
+    delta: {},
+    finish_reason: finish,
+    native_finish_reason: sequence ? "stop_sequence" : finish,
+    ...(sequence ? { stop_sequence: sequence } : {}),
+  };
   yield {
     choices: [choice],
     usage,
